@@ -1,0 +1,102 @@
+//! Compressed adjacency of the imported graph in both directions, plus each node's position in a
+//! topological order. Built once per graph; every walk reads it.
+
+use crate::graph::{Graph, NodeId};
+
+/// The few operations graph algorithms here need (in the spirit of rustc's `graph` traits).
+pub trait DirectedGraph {
+    fn node_count(&self) -> usize;
+    fn successors(&self, n: NodeId) -> &[NodeId];
+    fn predecessors(&self, n: NodeId) -> &[NodeId];
+}
+
+/// Compressed sparse rows: the neighbours of node i are `targets[offsets[i]..offsets[i + 1]]`.
+#[derive(Clone, Debug, Default)]
+struct Csr {
+    offsets: Vec<u32>,
+    targets: Vec<NodeId>,
+}
+
+impl Csr {
+    fn row(&self, n: NodeId) -> &[NodeId] {
+        let i = n.index();
+        &self.targets[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct GraphIndex {
+    users: Csr,
+    inputs: Csr,
+    /// `position[n]` is n's index in `order`.
+    position: Vec<u32>,
+    order: Vec<NodeId>,
+}
+
+impl GraphIndex {
+    pub fn new(graph: &Graph) -> Self {
+        let n = graph.len();
+        let mut inputs = Csr {
+            offsets: Vec::with_capacity(n + 1),
+            targets: Vec::new(),
+        };
+        let mut user_counts = vec![0u32; n];
+        inputs.offsets.push(0);
+        for node in &graph.nodes {
+            for p in &node.inputs {
+                inputs.targets.push(*p);
+                user_counts[p.index()] += 1;
+            }
+            inputs.offsets.push(inputs.targets.len() as u32);
+        }
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0u32);
+        for c in &user_counts {
+            offsets.push(offsets[offsets.len() - 1] + c);
+        }
+        let mut fill = offsets.clone();
+        let mut targets = vec![NodeId(0); inputs.targets.len()];
+        for (i, node) in graph.nodes.iter().enumerate() {
+            for p in &node.inputs {
+                let slot = &mut fill[p.index()];
+                targets[*slot as usize] = NodeId(i as u32);
+                *slot += 1;
+            }
+        }
+        let mut position = vec![0u32; n];
+        for (i, id) in graph.order.iter().enumerate() {
+            position[id.index()] = i as u32;
+        }
+        GraphIndex {
+            users: Csr { offsets, targets },
+            inputs,
+            position,
+            order: graph.order.clone(),
+        }
+    }
+
+    /// Nodes in topological order.
+    pub fn order(&self) -> &[NodeId] {
+        &self.order
+    }
+
+    pub fn position(&self, n: NodeId) -> u32 {
+        self.position[n.index()]
+    }
+
+    pub fn edge_count(&self) -> usize {
+        self.inputs.targets.len()
+    }
+}
+
+impl DirectedGraph for GraphIndex {
+    fn node_count(&self) -> usize {
+        self.position.len()
+    }
+    fn successors(&self, n: NodeId) -> &[NodeId] {
+        self.users.row(n)
+    }
+    fn predecessors(&self, n: NodeId) -> &[NodeId] {
+        self.inputs.row(n)
+    }
+}

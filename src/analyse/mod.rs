@@ -1,0 +1,34 @@
+//! Analyse: the structure of the imported graph that every plan reuses: adjacency and topological
+//! positions, each mutable buffer's chain, readers and state hull. Nothing here depends on what is
+//! supported or on the options, so one analysis serves any number of plans.
+
+mod chains;
+mod index;
+pub mod walk;
+
+pub use chains::{BufferChain, MutationKind, is_scatter_op, op_base_name};
+pub use index::{DirectedGraph, GraphIndex};
+
+use crate::graph::Graph;
+
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    pub index: GraphIndex,
+    /// One per mutable buffer, in the order of [`crate::graph::Signature::mutable_buffers`].
+    pub buffers: Vec<BufferChain>,
+}
+
+pub fn analyse(graph: &Graph) -> Analysis {
+    let index = GraphIndex::new(graph);
+    let mut walker = chains::ChainWalker::new(graph, &index);
+    let buffers = graph
+        .signature
+        .mutable_buffers
+        .iter()
+        .map(|b| walker.chain(b))
+        .collect();
+    Analysis { index, buffers }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,227 @@
+use super::*;
+use crate::build::BridgeBuilder;
+use crate::fixtures::{load, seed_graph};
+use crate::options::DeploymentTarget;
+
+fn tags(g: &Graph, tagged: &[(&str, &str)]) -> Tagging {
+    Tagging::from_names(g.ids().map(|n| {
+        tagged
+            .iter()
+            .find(|(name, _)| *name == g.name(n))
+            .map(|(_, t)| *t)
+    }))
+}
+
+fn run(g: &Graph, t: &Tagging, o: &Options) -> Vec<Finding> {
+    let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
+    check(g, t, o, &supported)
+}
+
+fn rules(findings: &[Finding]) -> Vec<RuleId> {
+    let mut r: Vec<RuleId> = findings
+        .iter()
+        .filter(|f| f.is_violation())
+        .map(|f| f.rule)
+        .collect();
+    r.sort();
+    r.dedup();
+    r
+}
+
+const SEED_ALL: [&str; 10] = [
+    "b_cache", "c_scale", "mul", "scatter0", "unsq", "add", "copy", "scatter1", "sum", "out",
+];
+
+fn ios18(take_over: bool) -> Options {
+    Options {
+        take_over_mutable_buffer: take_over,
+        minimum_deployment_target: Some(DeploymentTarget::Ios18),
+        ..Options::default()
+    }
+}
+
+fn seed_tagged(skip: &[&str]) -> (Graph, Tagging) {
+    let g = load(&seed_graph());
+    let tagged: Vec<(&str, &str)> = SEED_ALL
+        .iter()
+        .filter(|n| !skip.contains(n))
+        .map(|n| (*n, "tag1"))
+        .collect();
+    let t = tags(&g, &tagged);
+    (g, t)
+}
+
+#[test]
+fn the_seed_as_state_at_ios18_keeps_every_rule() {
+    let (g, t) = seed_tagged(&[]);
+    assert!(rules(&run(&g, &t, &ios18(true))).is_empty());
+}
+
+#[test]
+fn the_stock_seed_tagging_with_take_over_off_names_the_hidden_state() {
+    let (g, t) = seed_tagged(&[]);
+    let findings = run(&g, &t, &ios18(false));
+    assert_eq!(rules(&findings), [RuleId::NoHiddenState]);
+    let f = findings
+        .iter()
+        .find(|f| f.rule == RuleId::NoHiddenState)
+        .unwrap();
+    assert_eq!(f.buffer.as_deref(), Some("cache"));
+    assert!(f.message.contains("Core ML state of tag1"), "{}", f.message);
+}
+
+#[test]
+fn states_below_ios18_break_state_target() {
+    let (g, t) = seed_tagged(&[]);
+    let mut o = ios18(true);
+    o.minimum_deployment_target = Some(DeploymentTarget::Ios17);
+    assert_eq!(rules(&run(&g, &t, &o)), [RuleId::StateTarget]);
+    o.minimum_deployment_target = None;
+    assert_eq!(rules(&run(&g, &t, &o)), [RuleId::StateTarget]);
+}
+
+#[test]
+fn untagging_the_writer_prints_the_cycle_path_and_the_stale_copy() {
+    let (g, t) = seed_tagged(&["scatter1"]);
+    let findings = run(&g, &t, &ios18(true));
+    assert_eq!(rules(&findings), [RuleId::Acyclic, RuleId::NoStaleCopy]);
+    let cycle = findings.iter().find(|f| f.rule == RuleId::Acyclic).unwrap();
+    let path: Vec<(&str, Option<&str>)> = cycle
+        .path
+        .iter()
+        .map(|s| (s.node.as_str(), s.tag.as_deref()))
+        .collect();
+    assert_eq!(path.len(), 3, "{cycle}");
+    assert_eq!(path[1], ("scatter1", None));
+    assert_eq!(path[2], ("sum", Some("tag1")));
+    assert!(matches!(path[0], ("scatter0" | "copy", Some("tag1"))));
+    assert!(
+        cycle.to_string().contains("scatter1 [cpu] -> sum [tag1]"),
+        "{cycle}"
+    );
+}
+
+#[test]
+fn a_chain_node_on_cpu_breaks_state_whole() {
+    let (g, t) = seed_tagged(&["add"]);
+    let findings = run(&g, &t, &ios18(true));
+    assert_eq!(rules(&findings), [RuleId::Acyclic, RuleId::StateWhole]);
+    let f = findings
+        .iter()
+        .find(|f| f.rule == RuleId::StateWhole)
+        .unwrap();
+    assert_eq!(f.nodes, ["add"]);
+}
+
+#[test]
+fn a_reader_of_the_old_value_elsewhere_breaks_state_whole() {
+    let mut b = BridgeBuilder::new();
+    b.buffer("p", "s", &[4])
+        .op("w", "aten.neg.default", &["p"], true)
+        .op("peek", "aten.sin.default", &["p"], true)
+        .mutates("w", "s")
+        .output(&["peek"]);
+    let g = load(&b);
+    let t = tags(&g, &[("p", "tag0"), ("w", "tag0"), ("peek", "tag1")]);
+    assert_eq!(rules(&run(&g, &t, &ios18(true))), [RuleId::StateWhole]);
+    let t = tags(&g, &[("p", "tag0"), ("w", "tag0"), ("peek", "tag0")]);
+    assert!(rules(&run(&g, &t, &ios18(true))).is_empty());
+}
+
+#[test]
+fn an_unsupported_tagged_op_breaks_supported() {
+    let mut b = seed_graph();
+    b.op("odd", "llama.gated_delta_rule.default", &["x"], false);
+    let g = load(&b);
+    let t = tags(&g, &[("odd", "tag0")]);
+    let findings = run(&g, &t, &Options::default());
+    assert_eq!(rules(&findings), [RuleId::Supported]);
+    assert!(
+        findings[0]
+            .message
+            .contains("llama.gated_delta_rule.default")
+    );
+    let t = tags(&g, &[("output", "tag0")]);
+    assert_eq!(
+        rules(&run(&g, &t, &Options::default())),
+        [RuleId::Supported]
+    );
+}
+
+#[test]
+fn a_placeholder_tagged_away_from_its_writer_is_a_stale_copy() {
+    let (g, _) = seed_tagged(&[]);
+    let t = tags(
+        &g,
+        &[
+            ("b_cache", "tag0"),
+            ("mul", "tag0"),
+            ("scatter0", "tag1"),
+            ("add", "tag1"),
+            ("copy", "tag1"),
+            ("scatter1", "tag1"),
+        ],
+    );
+    let findings = run(&g, &t, &ios18(true));
+    assert!(rules(&findings).contains(&RuleId::NoStaleCopy));
+    assert!(
+        !rules(&findings).contains(&RuleId::Acyclic),
+        "copied placeholders are no dependency"
+    );
+}
+
+#[test]
+fn shared_constants_are_a_cost_with_bytes() {
+    let mut b = BridgeBuilder::new();
+    b.parameter("w", &[8, 8])
+        .user_input("x", &[8])
+        .op("a", "aten.mm.default", &["x", "w"], true)
+        .op("cpu", "aten.nonzero.default", &["a"], false)
+        .op("b", "aten.mm.default", &["cpu", "w"], true)
+        .op("c", "aten.mm.default", &["b", "w"], false)
+        .output(&["c"]);
+    let g = load(&b);
+    let t = tags(&g, &[("w", "tag0"), ("a", "tag0"), ("b", "tag1")]);
+    let findings = run(&g, &t, &Options::default());
+    assert!(rules(&findings).is_empty());
+    let cost: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| f.rule == RuleId::ConstantSharing)
+        .collect();
+    assert_eq!(cost.len(), 1);
+    assert_eq!(cost[0].bytes, Some(2 * 8 * 8 * 4));
+    assert!(cost[0].message.contains("tag1, cpu"), "{}", cost[0].message);
+}
+
+#[test]
+fn a_cycle_through_two_convex_partitions() {
+    let mut b = BridgeBuilder::new();
+    b.user_input("x", &[4])
+        .op("a", "aten.neg.default", &["x"], true)
+        .op("c", "aten.sin.default", &["x"], true)
+        .op("b", "aten.cos.default", &["a"], true)
+        .op("d", "aten.exp.default", &["c"], true)
+        .output(&["b", "d"]);
+    let g = load(&b);
+    let t = tags(
+        &g,
+        &[("a", "tag0"), ("d", "tag0"), ("b", "tag1"), ("c", "tag1")],
+    );
+    let findings = run(&g, &t, &Options::default());
+    assert_eq!(rules(&findings), [RuleId::Acyclic]);
+    let f = &findings[0];
+    assert!(f.message.contains("tag0, tag1"), "{f}");
+    let rendered = f.to_string();
+    assert!(
+        rendered.contains("a [tag0] -> b [tag1] ~> c [tag1] -> d [tag0] ~> a [tag0]"),
+        "{rendered}"
+    );
+}
+
+#[test]
+fn every_rule_has_an_id_and_a_consequence() {
+    for r in RuleId::ALL {
+        assert!(!r.consequence().is_empty());
+        assert_eq!(serde_json::to_value(r).unwrap(), serde_json::json!(r.id()));
+    }
+}

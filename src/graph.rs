@@ -1,0 +1,263 @@
+//! The imported program: nodes in FX order with their references resolved, and the graph signature
+//! resolved to node ids. It is what `import` produces and every later stage reads; it holds no
+//! decision of the planner.
+
+use crate::options::Options;
+use bitflags::bitflags;
+use smallvec::SmallVec;
+use std::collections::HashMap;
+use std::fmt;
+
+/// Index of a node in [`Graph::nodes`] (its position in the input's node list).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    Placeholder,
+    CallFunction,
+    GetAttr,
+    Output,
+}
+
+bitflags! {
+    /// What the graph signature says a node is.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub struct NodeRoles: u8 {
+        const USER_INPUT = 1 << 0;
+        const PARAMETER = 1 << 1;
+        const BUFFER = 1 << 2;
+        const MUTABLE_BUFFER = 1 << 3;
+        const LIFTED_CONSTANT = 1 << 4;
+        /// The output value whose `buffers_to_mutate` entry names a buffer.
+        const BUFFER_WRITER = 1 << 5;
+        const USER_OUTPUT = 1 << 6;
+    }
+}
+
+impl NodeRoles {
+    /// Parameters, lifted constants and buffers nobody mutates: what `take_over_constant_data` is about.
+    pub fn is_constant_data(self) -> bool {
+        self.intersects(Self::PARAMETER | Self::LIFTED_CONSTANT)
+            || (self.contains(Self::BUFFER) && !self.contains(Self::MUTABLE_BUFFER))
+    }
+}
+
+/// One dimension of a value's shape; symbolic sizes stay symbolic.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    Static(u64),
+    Symbolic(String),
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TensorMeta {
+    pub shape: Option<Vec<Dim>>,
+    pub dtype: Option<String>,
+}
+
+impl TensorMeta {
+    /// Bytes of the value, when its shape is static and its dtype known.
+    pub fn bytes(&self) -> Option<u64> {
+        let elem = dtype_size(self.dtype.as_deref()?)?;
+        let mut total = elem;
+        for d in self.shape.as_ref()? {
+            match d {
+                Dim::Static(n) => total = total.checked_mul(*n)?,
+                Dim::Symbolic(_) => return None,
+            }
+        }
+        Some(total)
+    }
+}
+
+/// Element size of a torch dtype as torch spells it (`float32`, `torch.float16`, `bool`, ...).
+pub fn dtype_size(dtype: &str) -> Option<u64> {
+    let name = dtype.strip_prefix("torch.").unwrap_or(dtype);
+    Some(match name {
+        "float64" | "double" | "int64" | "long" | "complex64" | "uint64" => 8,
+        "float32" | "float" | "int32" | "int" | "uint32" => 4,
+        "float16" | "half" | "bfloat16" | "int16" | "short" | "uint16" => 2,
+        "int8" | "uint8" | "bool" | "float8_e4m3fn" | "float8_e5m2" => 1,
+        "complex128" => 16,
+        _ => return None,
+    })
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub name: String,
+    pub op: OpKind,
+    /// Qualified operator name as FX prints it, e.g. `aten.slice_scatter.default`.
+    pub target: String,
+    /// The FX args and kwargs as given, references still written `{"node": NAME}`.
+    pub args: serde_json::Value,
+    pub kwargs: serde_json::Value,
+    /// Distinct nodes this node reads, in order of first reference.
+    pub inputs: SmallVec<[NodeId; 4]>,
+    /// Whether the backend can run the op.
+    pub supported: bool,
+    /// The tag the stock partitioner proposed.
+    pub stock_tag: Option<String>,
+    pub meta: TensorMeta,
+}
+
+impl Node {
+    /// `getitem` picks one value out of a multi-output op; it must live where its producer lives.
+    pub fn is_getitem(&self) -> bool {
+        self.op == OpKind::CallFunction
+            && (self.target == "getitem" || self.target.ends_with(".getitem"))
+    }
+}
+
+/// A buffer that the program updates, as the signature declares it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MutableBuffer {
+    /// The buffer's name (the value of `buffers_to_mutate`), e.g. `layers.0.attention.kv_cache.k_cache`.
+    pub buffer: String,
+    /// The placeholder whose `inputs_to_buffers` entry is the buffer: its old value.
+    pub placeholder: NodeId,
+    /// The output value whose `buffers_to_mutate` entry is the buffer: its new value.
+    pub writer: NodeId,
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Signature {
+    /// Placeholder to buffer, parameter or constant name, as in the input.
+    pub inputs_to_parameters: Vec<(NodeId, String)>,
+    pub inputs_to_buffers: Vec<(NodeId, String)>,
+    pub inputs_to_lifted_tensor_constants: Vec<(NodeId, String)>,
+    pub user_inputs: Vec<NodeId>,
+    pub user_outputs: Vec<Option<NodeId>>,
+    /// In the order of their placeholders.
+    pub mutable_buffers: Vec<MutableBuffer>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Graph {
+    pub nodes: Vec<Node>,
+    pub roles: Vec<NodeRoles>,
+    pub signature: Signature,
+    /// Options given in the document (defaults where absent).
+    pub options: Options,
+    /// A topological order of all nodes: FX order when the input is in FX order.
+    pub order: Vec<NodeId>,
+    /// The graph's single `output` node.
+    pub output: NodeId,
+    /// Provenance the exporter wrote (versions, model), echoed into reports.
+    pub producer: Option<serde_json::Value>,
+    names: HashMap<String, NodeId>,
+}
+
+impl Graph {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        nodes: Vec<Node>,
+        roles: Vec<NodeRoles>,
+        signature: Signature,
+        options: Options,
+        order: Vec<NodeId>,
+        output: NodeId,
+        producer: Option<serde_json::Value>,
+        names: HashMap<String, NodeId>,
+    ) -> Self {
+        Graph {
+            nodes,
+            roles,
+            signature,
+            options,
+            order,
+            output,
+            producer,
+            names,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.index()]
+    }
+
+    pub fn name(&self, id: NodeId) -> &str {
+        &self.nodes[id.index()].name
+    }
+
+    pub fn role(&self, id: NodeId) -> NodeRoles {
+        self.roles[id.index()]
+    }
+
+    pub fn find(&self, name: &str) -> Option<NodeId> {
+        self.names.get(name).copied()
+    }
+
+    pub fn ids(&self) -> impl Iterator<Item = NodeId> + '_ {
+        (0..self.nodes.len() as u32).map(NodeId)
+    }
+
+    /// The mutable buffer declared under `name`, matched by buffer name or by placeholder name.
+    pub fn mutable_buffer(&self, name: &str) -> Option<&MutableBuffer> {
+        self.signature
+            .mutable_buffers
+            .iter()
+            .find(|b| b.buffer == name)
+            .or_else(|| {
+                self.signature
+                    .mutable_buffers
+                    .iter()
+                    .find(|b| self.name(b.placeholder) == name)
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_need_static_shape_and_known_dtype() {
+        let meta = |shape: Vec<Dim>, dtype: &str| TensorMeta {
+            shape: Some(shape),
+            dtype: Some(dtype.into()),
+        };
+        assert_eq!(
+            meta(vec![Dim::Static(2), Dim::Static(3)], "float16").bytes(),
+            Some(12)
+        );
+        assert_eq!(meta(vec![], "torch.int64").bytes(), Some(8));
+        assert_eq!(
+            meta(vec![Dim::Symbolic("s0".into())], "float32").bytes(),
+            None
+        );
+        assert_eq!(meta(vec![Dim::Static(2)], "quint4x2").bytes(), None);
+        assert_eq!(TensorMeta::default().bytes(), None);
+    }
+
+    #[test]
+    fn constant_data_excludes_mutable_buffers() {
+        assert!(NodeRoles::PARAMETER.is_constant_data());
+        assert!(NodeRoles::BUFFER.is_constant_data());
+        assert!(!(NodeRoles::BUFFER | NodeRoles::MUTABLE_BUFFER).is_constant_data());
+        assert!(!NodeRoles::USER_INPUT.is_constant_data());
+    }
+}

@@ -1,0 +1,17 @@
+//! partition-planner: plans how an exported PyTorch program is split between ExecuTorch's Core ML
+//! delegate and the CPU so that every mutable buffer's mutation chain lands where it can live.
+//!
+//! The data flows one way: [`import`] → [`analyse`] → [`plan`] → [`check`] → [`report`].
+
+pub mod analyse;
+pub mod build;
+pub mod check;
+#[cfg(test)]
+mod fixtures;
+pub mod graph;
+pub mod import;
+pub mod measure;
+pub mod options;
+pub mod plan;
+pub mod rules;
+pub mod tagging;

@@ -1,0 +1,152 @@
+//! What a tagging costs: per partition its inputs, outputs, states and the bytes that cross its
+//! boundary; per constant the copies executorch makes of it. Measures decide nothing.
+
+use crate::graph::{Graph, NodeId, OpKind};
+use crate::tagging::Tagging;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionSummary {
+    pub tag: String,
+    /// `call_function` nodes in the partition.
+    pub nodes: usize,
+    /// Values read from outside (CPU nodes, user inputs, untagged buffers, other partitions).
+    pub inputs: Vec<NodeId>,
+    /// Values of the partition read outside it (including by the graph output).
+    pub outputs: Vec<NodeId>,
+    /// Buffers the partition owns as Core ML states: placeholder and writer both inside.
+    pub states: Vec<String>,
+    /// Bytes of inputs and outputs whose size is known.
+    pub boundary_bytes: u64,
+    /// Inputs and outputs whose size is not known (symbolic shape or no meta).
+    pub unsized_boundary_values: usize,
+}
+
+/// A tagged constant read by other partitions or by CPU: executorch copies it for each of them
+/// (`_maybe_duplicate_constant_nodes`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConstantCopy {
+    pub placeholder: NodeId,
+    pub owner: String,
+    /// The other partitions reading it; `None` stands for CPU.
+    pub readers: Vec<Option<String>>,
+    /// Bytes of one copy.
+    pub bytes: Option<u64>,
+}
+
+impl ConstantCopy {
+    pub fn copies(&self) -> usize {
+        self.readers.len()
+    }
+    pub fn total_bytes(&self) -> Option<u64> {
+        self.bytes.map(|b| b * self.copies() as u64)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Measure {
+    pub partitions: Vec<PartitionSummary>,
+    pub constant_copies: Vec<ConstantCopy>,
+    pub delegated_nodes: usize,
+}
+
+impl Measure {
+    pub fn states(&self) -> usize {
+        self.partitions.iter().map(|p| p.states.len()).sum()
+    }
+    pub fn boundary_bytes(&self) -> u64 {
+        self.partitions.iter().map(|p| p.boundary_bytes).sum()
+    }
+    pub fn constant_copy_bytes(&self) -> u64 {
+        self.constant_copies
+            .iter()
+            .filter_map(ConstantCopy::total_bytes)
+            .sum()
+    }
+}
+
+pub fn measure(graph: &Graph, tagging: &Tagging) -> Measure {
+    let count = tagging.partition_count();
+    let mut inputs: Vec<Vec<NodeId>> = vec![Vec::new(); count];
+    let mut outputs: Vec<Vec<NodeId>> = vec![Vec::new(); count];
+    let mut nodes = vec![0usize; count];
+    let mut copies: Vec<ConstantCopy> = Vec::new();
+    let mut copy_of: std::collections::HashMap<NodeId, usize> = std::collections::HashMap::new();
+    for id in graph.ids() {
+        let node = graph.node(id);
+        let here = tagging.partition(id);
+        if let (Some(p), OpKind::CallFunction) = (here, node.op) {
+            nodes[p as usize] += 1;
+        }
+        for &q in &node.inputs {
+            let there = tagging.partition(q);
+            if there == here {
+                continue;
+            }
+            let tagged_data = graph.node(q).op == OpKind::Placeholder && there.is_some();
+            if tagged_data {
+                // A placeholder tagged elsewhere is copied here, not passed at run time.
+                let entry = *copy_of.entry(q).or_insert_with(|| {
+                    copies.push(ConstantCopy {
+                        placeholder: q,
+                        owner: tagging.tag(q).unwrap_or_default().to_string(),
+                        readers: Vec::new(),
+                        bytes: graph.node(q).meta.bytes(),
+                    });
+                    copies.len() - 1
+                });
+                let reader = tagging.tag(id).map(str::to_string);
+                if !copies[entry].readers.contains(&reader) {
+                    copies[entry].readers.push(reader);
+                }
+                continue;
+            }
+            if let Some(p) = here {
+                inputs[p as usize].push(q);
+            }
+            if let Some(p) = there {
+                outputs[p as usize].push(q);
+            }
+        }
+    }
+    let mut states: Vec<Vec<String>> = vec![Vec::new(); count];
+    for b in &graph.signature.mutable_buffers {
+        if let Some(p) = tagging.partition(b.placeholder) {
+            if tagging.partition(b.writer) == Some(p) {
+                states[p as usize].push(b.buffer.clone());
+            }
+        }
+    }
+    let partitions = (0..count)
+        .map(|p| {
+            let mut ins = std::mem::take(&mut inputs[p]);
+            let mut outs = std::mem::take(&mut outputs[p]);
+            for values in [&mut ins, &mut outs] {
+                values.sort();
+                values.dedup();
+            }
+            let sizes = ins.iter().chain(&outs).map(|&v| graph.node(v).meta.bytes());
+            let (mut boundary_bytes, mut unsized_boundary_values) = (0, 0);
+            for size in sizes {
+                match size {
+                    Some(b) => boundary_bytes += b,
+                    None => unsized_boundary_values += 1,
+                }
+            }
+            PartitionSummary {
+                tag: tagging.name(p as u32).to_string(),
+                nodes: nodes[p],
+                inputs: ins,
+                outputs: outs,
+                states: std::mem::take(&mut states[p]),
+                boundary_bytes,
+                unsized_boundary_values,
+            }
+        })
+        .collect();
+    let delegated_nodes = nodes.iter().sum();
+    Measure {
+        partitions,
+        constant_copies: copies,
+        delegated_nodes,
+    }
+}

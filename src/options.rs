@@ -1,0 +1,115 @@
+//! Options that shape the plan: the arguments of `CoreMLPartitioner` and the Core ML compile specs
+//! that decide whether a state can exist at all.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// `minimum_deployment_target` of the Core ML compile specs. Core ML states need iOS18 or later.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum DeploymentTarget {
+    #[serde(rename = "iOS15")]
+    Ios15,
+    #[serde(rename = "iOS16")]
+    Ios16,
+    #[serde(rename = "iOS17")]
+    Ios17,
+    #[serde(rename = "iOS18")]
+    Ios18,
+}
+
+impl DeploymentTarget {
+    pub const ALL: [DeploymentTarget; 4] = [Self::Ios15, Self::Ios16, Self::Ios17, Self::Ios18];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ios15 => "iOS15",
+            Self::Ios16 => "iOS16",
+            Self::Ios17 => "iOS17",
+            Self::Ios18 => "iOS18",
+        }
+    }
+}
+
+impl fmt::Display for DeploymentTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for DeploymentTarget {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|t| t.as_str().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                format!("unknown deployment target {s:?} (expected iOS15, iOS16, iOS17 or iOS18)")
+            })
+    }
+}
+
+/// Everything outside the graph that the plan depends on.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Options {
+    /// As in `CoreMLPartitioner`: may a delegate own a mutable buffer as a Core ML state?
+    pub take_over_mutable_buffer: bool,
+    /// As in `CoreMLPartitioner`: are parameters and constants tagged into the delegates that use them?
+    pub take_over_constant_data: bool,
+    /// `None` is the converter's default, which is below iOS18.
+    pub minimum_deployment_target: Option<DeploymentTarget>,
+    pub compute_unit: Option<String>,
+    pub compute_precision: Option<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            take_over_mutable_buffer: true,
+            take_over_constant_data: true,
+            minimum_deployment_target: None,
+            compute_unit: None,
+            compute_precision: None,
+        }
+    }
+}
+
+impl Options {
+    /// coremltools builds a state only for iOS18+ programs; below that the conversion fails.
+    pub fn target_allows_states(&self) -> bool {
+        self.minimum_deployment_target
+            .is_some_and(|t| t >= DeploymentTarget::Ios18)
+    }
+
+    pub fn target_label(&self) -> String {
+        match self.minimum_deployment_target {
+            Some(t) => t.to_string(),
+            None => "the converter default (below iOS18)".to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse_case_insensitively_and_order() {
+        assert_eq!(
+            "ios18".parse::<DeploymentTarget>(),
+            Ok(DeploymentTarget::Ios18)
+        );
+        assert!("iOS19".parse::<DeploymentTarget>().is_err());
+        assert!(DeploymentTarget::Ios17 < DeploymentTarget::Ios18);
+    }
+
+    #[test]
+    fn states_need_ios18() {
+        let mut o = Options::default();
+        assert!(!o.target_allows_states());
+        o.minimum_deployment_target = Some(DeploymentTarget::Ios17);
+        assert!(!o.target_allows_states());
+        o.minimum_deployment_target = Some(DeploymentTarget::Ios18);
+        assert!(o.target_allows_states());
+    }
+}

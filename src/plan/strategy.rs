@@ -1,0 +1,325 @@
+//! Per-buffer strategy: start from what was asked (or the default the options imply), demote a
+//! state to `cpu` with the reason whenever it cannot be whole in one partition, and repeat until
+//! the state groups contract without a cycle.
+
+use super::levels::{self, Groups};
+use super::{PlanError, PlanRequest, Strategy, StrategyRequest};
+use crate::analyse::{Analysis, BufferChain};
+use crate::graph::{Graph, NodeId, OpKind};
+use crate::rules::{Finding, FindingKind, PathStep, RuleId, render_path};
+
+/// Why a node cannot be in a delegate partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Blocker {
+    /// Placeholders, `get_attr` and the output are not ops a delegate runs.
+    NotAnOp,
+    Unsupported,
+    /// In the chain of this buffer, which runs on CPU.
+    CpuChain(usize),
+    /// A multi-output op one of whose `getitem`s cannot be delegated.
+    TupleSibling(NodeId),
+    /// A `getitem` whose producer runs on CPU.
+    ProducerOnCpu(NodeId),
+}
+
+pub(super) struct Outcome {
+    pub strategy: Strategy,
+    pub reason: String,
+    pub rule: Option<RuleId>,
+}
+
+pub(super) struct Decided {
+    pub outcomes: Vec<Outcome>,
+    /// Refused merges, with their paths.
+    pub findings: Vec<Finding>,
+    pub partition: Vec<Option<u32>>,
+    pub partition_count: u32,
+}
+
+pub(super) fn resolve_requests(
+    graph: &Graph,
+    analysis: &Analysis,
+    request: &PlanRequest,
+) -> Result<Vec<StrategyRequest>, PlanError> {
+    let mut requested = vec![request.strategy; analysis.buffers.len()];
+    for (name, r) in &request.buffer_strategies {
+        let found = analysis
+            .buffers
+            .iter()
+            .position(|b| &b.buffer == name || graph.name(b.placeholder) == name);
+        match found {
+            Some(i) => requested[i] = *r,
+            None => {
+                let known: Vec<&str> = analysis.buffers.iter().map(|b| b.buffer.as_str()).collect();
+                return Err(PlanError::UnknownBuffer {
+                    name: name.clone(),
+                    known: if known.is_empty() {
+                        "none".into()
+                    } else {
+                        known.join(", ")
+                    },
+                });
+            }
+        }
+    }
+    Ok(requested)
+}
+
+pub(super) fn decide(
+    graph: &Graph,
+    analysis: &Analysis,
+    request: &PlanRequest,
+    requested: &[StrategyRequest],
+) -> Decided {
+    let options = &request.options;
+    let mut outcomes: Vec<Outcome> = requested
+        .iter()
+        .map(|r| {
+            let asked = match r {
+                StrategyRequest::Auto => "",
+                StrategyRequest::Fixed(_) => "state was requested, but ",
+            };
+            match r {
+                StrategyRequest::Fixed(Strategy::Cpu) => Outcome {
+                    strategy: Strategy::Cpu,
+                    reason: "cpu was requested: the whole chain runs on CPU and delegates read the buffer as a plain input".into(),
+                    rule: None,
+                },
+                StrategyRequest::Fixed(Strategy::Io) => Outcome {
+                    strategy: Strategy::Io,
+                    reason: "io was requested: delegates take the buffer as a plain input and return its new value, which the runtime writes back".into(),
+                    rule: None,
+                },
+                _ if !options.take_over_mutable_buffer => Outcome {
+                    strategy: Strategy::Cpu,
+                    reason: format!("{asked}take_over_mutable_buffer is off, so no delegate may own the buffer: its chain runs on CPU and delegates read it as a plain input"),
+                    rule: Some(RuleId::NoHiddenState),
+                },
+                _ if !options.target_allows_states() => Outcome {
+                    strategy: Strategy::Cpu,
+                    reason: format!("{asked}a Core ML state needs iOS18 or later and the minimum deployment target is {}: its chain runs on CPU", options.target_label()),
+                    rule: Some(RuleId::StateTarget),
+                },
+                _ => Outcome { strategy: Strategy::State, reason: String::new(), rule: Some(RuleId::StateWhole) },
+            }
+        })
+        .collect();
+    let mut findings = Vec::new();
+    loop {
+        let blockers = blockers(graph, analysis, request, &outcomes);
+        let mut demoted = false;
+        for (b, chain) in analysis.buffers.iter().enumerate() {
+            if outcomes[b].strategy != Strategy::State {
+                continue;
+            }
+            let blocked = chain
+                .state_hull
+                .iter()
+                .filter(|&&n| n != chain.placeholder)
+                .find_map(|&n| blockers[n.index()].map(|bl| (n, bl)));
+            if let Some((node, blocker)) = blocked {
+                let (rule, why) = explain_blocker(graph, analysis, chain, node, blocker);
+                outcomes[b] = Outcome {
+                    strategy: Strategy::Cpu,
+                    reason: format!(
+                        "{} {why}; the whole chain runs on CPU",
+                        state_prefix(requested[b])
+                    ),
+                    rule: Some(rule),
+                };
+                demoted = true;
+            }
+        }
+        if demoted {
+            continue;
+        }
+        let hulls = analysis
+            .buffers
+            .iter()
+            .enumerate()
+            .filter(|(b, _)| outcomes[*b].strategy == Strategy::State)
+            .map(|(b, c)| (b, c.state_hull.as_slice()));
+        let groups = Groups::from_hulls(graph.len(), hulls);
+        let eligible: Vec<bool> = blockers.iter().map(Option::is_none).collect();
+        match levels::assign(&analysis.index, &groups, &eligible) {
+            Ok(levels) => {
+                for (b, chain) in analysis.buffers.iter().enumerate() {
+                    if outcomes[b].strategy == Strategy::State {
+                        let tag = levels.partition[chain.placeholder.index()].unwrap_or_default();
+                        outcomes[b].reason = format!(
+                            "kept as a Core ML state of tag{tag}: its placeholder, its {}-node {} chain and the {} reader(s) of its old value are all supported and fit in one partition",
+                            chain.chain.len(),
+                            kind_label(chain),
+                            chain.placeholder_readers.len()
+                        );
+                    }
+                }
+                return Decided {
+                    outcomes,
+                    findings,
+                    partition: levels.partition,
+                    partition_count: levels.count,
+                };
+            }
+            Err(cycle) => {
+                // Give up the state of the latest buffer on the cycle; the others may then fit.
+                let victim = cycle
+                    .groups
+                    .iter()
+                    .flat_map(|&g| groups.buffers[g as usize].iter().copied())
+                    .max()
+                    .unwrap_or(0);
+                let path: Vec<PathStep> = cycle
+                    .path
+                    .iter()
+                    .map(|&(n, jump)| PathStep {
+                        node: graph.name(n).to_string(),
+                        tag: groups.group(n).map(|g| {
+                            format!(
+                                "state:{}",
+                                analysis.buffers[groups.buffers[g as usize][0]].buffer
+                            )
+                        }),
+                        within_partition: jump,
+                    })
+                    .collect();
+                let buffer = &analysis.buffers[victim].buffer;
+                let why = format!(
+                    "its state would share a partition with nodes that a path through the rest of the graph leaves and re-enters ({})",
+                    render_path(&path)
+                );
+                findings.push(
+                    Finding::new(
+                        RuleId::Acyclic,
+                        FindingKind::Decision,
+                        format!("{buffer}: refused to keep as a state: {why}"),
+                    )
+                    .buffer(buffer)
+                    .nodes(cycle.path.iter().map(|&(n, _)| graph.name(n)))
+                    .path(path),
+                );
+                outcomes[victim] = Outcome {
+                    strategy: Strategy::Cpu,
+                    reason: format!(
+                        "{} {why}; the whole chain runs on CPU",
+                        state_prefix(requested[victim])
+                    ),
+                    rule: Some(RuleId::Acyclic),
+                };
+            }
+        }
+    }
+}
+
+fn state_prefix(requested: StrategyRequest) -> &'static str {
+    match requested {
+        StrategyRequest::Auto => "cannot be a Core ML state:",
+        StrategyRequest::Fixed(_) => "state was requested but is impossible:",
+    }
+}
+
+fn kind_label(chain: &BufferChain) -> &'static str {
+    match chain.kind {
+        crate::analyse::MutationKind::Slice => "slice-update",
+        crate::analyse::MutationKind::Whole => "whole-buffer",
+    }
+}
+
+/// Per node, why it cannot be delegated now (or `None`): support, the chains on CPU, and tuples
+/// (a multi-output op and all its `getitem`s share a side).
+fn blockers(
+    graph: &Graph,
+    analysis: &Analysis,
+    request: &PlanRequest,
+    outcomes: &[Outcome],
+) -> Vec<Option<Blocker>> {
+    let mut blockers: Vec<Option<Blocker>> = graph
+        .nodes
+        .iter()
+        .zip(&request.supported)
+        .map(|(node, &supported)| match (node.op, supported) {
+            (OpKind::CallFunction, true) => None,
+            (OpKind::CallFunction, false) => Some(Blocker::Unsupported),
+            _ => Some(Blocker::NotAnOp),
+        })
+        .collect();
+    for (b, chain) in analysis.buffers.iter().enumerate() {
+        if outcomes[b].strategy == Strategy::Cpu {
+            for &n in &chain.chain {
+                blockers[n.index()].get_or_insert(Blocker::CpuChain(b));
+            }
+        }
+    }
+    let order = analysis.index.order();
+    for &n in order.iter().rev() {
+        if graph.node(n).is_getitem() && blockers[n.index()].is_some() {
+            if let Some(&producer) = graph.node(n).inputs.first() {
+                blockers[producer.index()].get_or_insert(Blocker::TupleSibling(n));
+            }
+        }
+    }
+    for &n in order {
+        if graph.node(n).is_getitem() {
+            if let Some(&producer) = graph.node(n).inputs.first() {
+                if blockers[producer.index()].is_some() {
+                    blockers[n.index()].get_or_insert(Blocker::ProducerOnCpu(producer));
+                }
+            }
+        }
+    }
+    blockers
+}
+
+fn explain_blocker(
+    graph: &Graph,
+    analysis: &Analysis,
+    chain: &BufferChain,
+    node: NodeId,
+    blocker: Blocker,
+) -> (RuleId, String) {
+    let role = if chain.chain.contains(&node) {
+        "in its chain"
+    } else if chain.placeholder_readers.contains(&node) {
+        "reading its old value"
+    } else {
+        "between its chain and a reader of its old value"
+    };
+    let n = graph.node(node);
+    let what = format!(
+        "{} ({}) {role}",
+        n.name,
+        if n.target.is_empty() {
+            "output"
+        } else {
+            &n.target
+        }
+    );
+    match blocker {
+        Blocker::Unsupported => (
+            RuleId::Supported,
+            format!("{what} is not supported by Core ML"),
+        ),
+        Blocker::NotAnOp => (RuleId::StateWhole, format!("{what} cannot be delegated")),
+        Blocker::CpuChain(other) => (
+            RuleId::StateWhole,
+            format!(
+                "{what} is in the chain of {}, which runs on CPU",
+                analysis.buffers[other].buffer
+            ),
+        ),
+        Blocker::TupleSibling(item) => (
+            RuleId::Supported,
+            format!(
+                "{what} has an output {} that cannot be delegated, so the op stays on CPU",
+                graph.name(item)
+            ),
+        ),
+        Blocker::ProducerOnCpu(producer) => (
+            RuleId::Supported,
+            format!(
+                "{what} takes its value from {}, which runs on CPU",
+                graph.name(producer)
+            ),
+        ),
+    }
+}

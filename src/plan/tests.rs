@@ -1,0 +1,284 @@
+use super::*;
+use crate::analyse::analyse;
+use crate::build::BridgeBuilder;
+use crate::fixtures::{load, seed_graph};
+use crate::options::DeploymentTarget;
+
+fn plan_with(g: &Graph, f: impl FnOnce(&mut PlanRequest)) -> Plan {
+    let mut request = PlanRequest::new(g);
+    f(&mut request);
+    let plan = plan(g, &analyse(g), &request).expect("plans");
+    let broken: Vec<String> = plan.violations().map(|v| v.to_string()).collect();
+    assert!(
+        broken.is_empty(),
+        "the checker rejects the plan: {broken:#?}"
+    );
+    plan
+}
+
+fn ios18(r: &mut PlanRequest) {
+    r.options.minimum_deployment_target = Some(DeploymentTarget::Ios18);
+}
+
+fn tag<'a>(g: &Graph, p: &'a Plan, node: &str) -> Option<&'a str> {
+    p.tagging.tag(g.find(node).unwrap())
+}
+
+#[test]
+fn the_seed_at_ios18_keeps_the_whole_chain_as_one_state() {
+    let g = load(&seed_graph());
+    let p = plan_with(&g, ios18);
+    let b = &p.buffers[0];
+    assert_eq!(
+        (b.strategy, b.partition.as_deref(), b.rule),
+        (Strategy::State, Some("tag0"), Some(RuleId::StateWhole))
+    );
+    assert!(
+        b.reason.contains("5-node slice-update chain"),
+        "{}",
+        b.reason
+    );
+    for n in [
+        "b_cache", "c_scale", "mul", "scatter0", "unsq", "add", "copy", "scatter1", "sum", "out",
+    ] {
+        assert_eq!(tag(&g, &p, n), Some("tag0"), "{n}");
+    }
+    for n in ["x", "output"] {
+        assert_eq!(tag(&g, &p, n), None);
+    }
+    assert_eq!((p.measure.partitions.len(), p.measure.states()), (1, 1));
+}
+
+#[test]
+fn take_over_off_moves_the_chain_to_cpu_and_tags_no_buffer() {
+    let g = load(&seed_graph());
+    let p = plan_with(&g, |r| {
+        ios18(r);
+        r.options.take_over_mutable_buffer = false;
+    });
+    let b = &p.buffers[0];
+    assert_eq!(
+        (b.strategy, b.rule),
+        (Strategy::Cpu, Some(RuleId::NoHiddenState))
+    );
+    for n in ["b_cache", "mul", "scatter0", "add", "copy", "scatter1"] {
+        assert_eq!(tag(&g, &p, n), None, "{n}");
+    }
+    assert_eq!(p.measure.states(), 0);
+    // unsq runs before the chain, sum and out after it: two delegate calls.
+    assert_eq!(tag(&g, &p, "unsq"), Some("tag0"));
+    assert_eq!(
+        (tag(&g, &p, "sum"), tag(&g, &p, "out")),
+        (Some("tag1"), Some("tag1"))
+    );
+    // The plan says what was wrong with the stock proposal (nothing is tagged in the fixture).
+    assert!(p.stock_findings.is_empty());
+}
+
+#[test]
+fn below_ios18_a_state_is_impossible() {
+    let g = load(&seed_graph());
+    for target in [None, Some(DeploymentTarget::Ios17)] {
+        let p = plan_with(&g, |r| r.options.minimum_deployment_target = target);
+        assert_eq!(
+            (p.buffers[0].strategy, p.buffers[0].rule),
+            (Strategy::Cpu, Some(RuleId::StateTarget))
+        );
+        assert!(p.buffers[0].reason.contains("iOS18"));
+    }
+}
+
+#[test]
+fn an_unsupported_op_in_the_chain_falls_back_to_cpu_naming_it() {
+    let g = load(&seed_graph());
+    let p = plan_with(&g, |r| {
+        ios18(r);
+        r.supported[g.find("copy").unwrap().index()] = false;
+    });
+    let b = &p.buffers[0];
+    assert_eq!(
+        (b.strategy, b.rule),
+        (Strategy::Cpu, Some(RuleId::Supported))
+    );
+    assert!(
+        b.reason
+            .contains("copy (aten.copy.default) in its chain is not supported"),
+        "{}",
+        b.reason
+    );
+    assert!(
+        p.decisions
+            .iter()
+            .any(|d| d.rule == RuleId::Supported && d.buffer.as_deref() == Some("cache"))
+    );
+}
+
+#[test]
+fn requested_state_with_take_over_off_is_refused_with_the_rule() {
+    let g = load(&seed_graph());
+    let p = plan_with(&g, |r| {
+        ios18(r);
+        r.options.take_over_mutable_buffer = false;
+        r.strategy = StrategyRequest::Fixed(Strategy::State);
+    });
+    assert_eq!(p.buffers[0].strategy, Strategy::Cpu);
+    assert!(
+        p.buffers[0]
+            .reason
+            .starts_with("state was requested, but take_over_mutable_buffer is off")
+    );
+}
+
+#[test]
+fn io_delegates_the_chain_but_not_the_placeholder() {
+    let g = load(&seed_graph());
+    let p = plan_with(&g, |r| {
+        ios18(r);
+        r.buffer_strategies
+            .push(("cache".into(), StrategyRequest::Fixed(Strategy::Io)));
+    });
+    assert_eq!(p.buffers[0].strategy, Strategy::Io);
+    assert_eq!(tag(&g, &p, "b_cache"), None);
+    assert_eq!(tag(&g, &p, "scatter1"), Some("tag0"));
+    assert_eq!(p.measure.states(), 0);
+    let part = &p.measure.partitions[0];
+    assert!(part.inputs.contains(&g.find("b_cache").unwrap()));
+    assert!(part.outputs.contains(&g.find("scatter1").unwrap()));
+}
+
+#[test]
+fn an_unknown_buffer_in_a_request_is_an_error() {
+    let g = load(&seed_graph());
+    let mut r = PlanRequest::new(&g);
+    r.buffer_strategies
+        .push(("nope".into(), StrategyRequest::Fixed(Strategy::Cpu)));
+    let err = plan(&g, &analyse(&g), &r).unwrap_err();
+    assert_eq!(
+        err,
+        PlanError::UnknownBuffer {
+            name: "nope".into(),
+            known: "cache".into()
+        }
+    );
+    let mut r = PlanRequest::new(&g);
+    r.supported.pop();
+    assert!(matches!(
+        plan(&g, &analyse(&g), &r),
+        Err(PlanError::SupportLength { .. })
+    ));
+}
+
+#[test]
+fn a_buffer_may_be_named_by_its_placeholder() {
+    let g = load(&seed_graph());
+    let p = plan_with(&g, |r| {
+        r.buffer_strategies
+            .push(("b_cache".into(), StrategyRequest::Fixed(Strategy::Io)))
+    });
+    assert_eq!(p.buffers[0].strategy, Strategy::Io);
+}
+
+/// Two states whose hulls feed each other: keeping both would need a cycle between partitions.
+fn crossed_states() -> Graph {
+    let mut b = BridgeBuilder::new();
+    b.buffer("pa", "a", &[4])
+        .buffer("pb", "b", &[4])
+        .op("xa", "aten.neg.default", &["pa"], true)
+        .op("xb", "aten.neg.default", &["pb"], true)
+        .op("wa", "aten.add.Tensor", &["xa", "xb"], true)
+        .op("wb", "aten.sub.Tensor", &["xb", "xa"], true)
+        .mutates("wa", "a")
+        .mutates("wb", "b")
+        .output(&[]);
+    load(&b)
+}
+
+#[test]
+fn crossed_states_refuse_one_merge_and_explain_the_path() {
+    let g = crossed_states();
+    let p = plan_with(&g, ios18);
+    let strategies: Vec<Strategy> = p.buffers.iter().map(|b| b.strategy).collect();
+    assert_eq!(strategies, [Strategy::State, Strategy::Cpu]);
+    assert_eq!(p.buffers[1].rule, Some(RuleId::Acyclic));
+    let refusal = p
+        .decisions
+        .iter()
+        .find(|d| d.rule == RuleId::Acyclic)
+        .expect("refusal explained");
+    assert!(refusal.path.len() >= 4, "{refusal}");
+    assert_eq!(
+        refusal.path.first().map(|s| &s.node),
+        refusal.path.last().map(|s| &s.node)
+    );
+}
+
+#[test]
+fn a_multi_output_op_follows_its_unsupported_getitem() {
+    let mut b = BridgeBuilder::new();
+    b.user_input("x", &[4])
+        .op("split", "aten.split_with_sizes_copy.default", &["x"], true)
+        .op_with("g0", "getitem", &["split"], &[0.into()], true)
+        .op_with("g1", "getitem", &["split"], &[1.into()], false)
+        .op("use0", "aten.neg.default", &["g0"], true)
+        .output(&["use0", "g1"]);
+    let g = load(&b);
+    let p = plan_with(&g, |_| {});
+    for n in ["split", "g0", "g1"] {
+        assert_eq!(tag(&g, &p, n), None, "{n}");
+    }
+    assert_eq!(tag(&g, &p, "use0"), Some("tag0"));
+}
+
+#[test]
+fn constants_take_the_smallest_user_tag_or_none_without_take_over() {
+    let mut b = BridgeBuilder::new();
+    b.parameter("w", &[4, 4])
+        .user_input("x", &[4])
+        .op("a", "aten.mm.default", &["x", "w"], true)
+        .op("cpu", "aten.nonzero.default", &["a"], false)
+        .op("b", "aten.mm.default", &["cpu", "w"], true)
+        .output(&["b"]);
+    let g = load(&b);
+    let p = plan_with(&g, |_| {});
+    assert_eq!(
+        (tag(&g, &p, "a"), tag(&g, &p, "b"), tag(&g, &p, "w")),
+        (Some("tag0"), Some("tag1"), Some("tag0"))
+    );
+    assert_eq!(p.measure.constant_copies.len(), 1);
+    assert!(
+        p.findings
+            .iter()
+            .any(|f| f.rule == RuleId::ConstantSharing && f.bytes == Some(64))
+    );
+    let p = plan_with(&g, |r| r.options.take_over_constant_data = false);
+    assert_eq!(tag(&g, &p, "w"), None);
+    assert!(p.measure.constant_copies.is_empty());
+}
+
+#[test]
+fn delegate_nodes_with_no_cpu_node_between_them_share_a_partition() {
+    // c reads only x, so a, d and e can all be one delegate call although c splits d off.
+    let build = |c_input: &str| {
+        let mut b = BridgeBuilder::new();
+        b.user_input("x", &[4])
+            .op("a", "aten.neg.default", &["x"], true)
+            .op("c", "aten.nonzero.default", &[c_input], false)
+            .op("d", "aten.neg.default", &["c"], true)
+            .op("e", "aten.sin.default", &["x"], true)
+            .output(&["a", "d", "e"]);
+        load(&b)
+    };
+    let g = build("x");
+    let p = plan_with(&g, |_| {});
+    assert_eq!(
+        (tag(&g, &p, "a"), tag(&g, &p, "e"), tag(&g, &p, "d")),
+        (Some("tag0"), Some("tag0"), Some("tag0"))
+    );
+    // Once c reads a, d comes after a CPU node that comes after a: two calls are the minimum.
+    let g = build("a");
+    let p = plan_with(&g, |_| {});
+    assert_eq!(
+        (tag(&g, &p, "a"), tag(&g, &p, "e"), tag(&g, &p, "d")),
+        (Some("tag0"), Some("tag0"), Some("tag1"))
+    );
+}

@@ -1,0 +1,227 @@
+//! The rules a tagging must keep, each under a stable ID. Explanations, `check` and the checker
+//! all speak in these IDs; docs/rules.md says what each guards against in executorch/coremltools.
+
+use serde::Serialize;
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum RuleId {
+    /// Contracting each delegate partition to one node leaves a DAG.
+    #[serde(rename = "ACYCLIC")]
+    Acyclic,
+    /// No unsupported node is tagged.
+    #[serde(rename = "SUPPORTED")]
+    Supported,
+    /// With take-over off, no mutable buffer's placeholder is tagged.
+    #[serde(rename = "NO_HIDDEN_STATE")]
+    NoHiddenState,
+    /// A state's placeholder, whole chain and every reader of the placeholder share one partition.
+    #[serde(rename = "STATE_WHOLE")]
+    StateWhole,
+    /// States exist only when the minimum deployment target is iOS18 or later.
+    #[serde(rename = "STATE_TARGET")]
+    StateTarget,
+    /// A mutable buffer's placeholder is never tagged into a partition without its writer.
+    #[serde(rename = "NO_STALE_COPY")]
+    NoStaleCopy,
+    /// A constant used by several partitions is copied into each.
+    #[serde(rename = "CONSTANT_SHARING")]
+    ConstantSharing,
+    /// A plan's own summary (strategies, states, partitions) agrees with its node tags.
+    #[serde(rename = "PLAN_MATCHES_TAGS")]
+    PlanMatchesTags,
+}
+
+impl RuleId {
+    pub const ALL: [RuleId; 8] = [
+        RuleId::Acyclic,
+        RuleId::Supported,
+        RuleId::NoHiddenState,
+        RuleId::StateWhole,
+        RuleId::StateTarget,
+        RuleId::NoStaleCopy,
+        RuleId::ConstantSharing,
+        RuleId::PlanMatchesTags,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            RuleId::Acyclic => "ACYCLIC",
+            RuleId::Supported => "SUPPORTED",
+            RuleId::NoHiddenState => "NO_HIDDEN_STATE",
+            RuleId::StateWhole => "STATE_WHOLE",
+            RuleId::StateTarget => "STATE_TARGET",
+            RuleId::NoStaleCopy => "NO_STALE_COPY",
+            RuleId::ConstantSharing => "CONSTANT_SHARING",
+            RuleId::PlanMatchesTags => "PLAN_MATCHES_TAGS",
+        }
+    }
+
+    /// What breaking the rule does in executorch/coremltools.
+    pub fn consequence(self) -> &'static str {
+        match self {
+            RuleId::Acyclic => {
+                "executorch refuses the partition: \"Invalid partition, found dependency cycles\""
+            }
+            RuleId::Supported => "coremltools cannot convert the op and lowering fails",
+            RuleId::NoHiddenState => {
+                "coremltools turns the buffer into a Core ML state although take_over_mutable_buffer is off; the runtime does not bind it (\"must be an MLState\")"
+            }
+            RuleId::StateWhole => {
+                "the buffer's reader and writer land in different programs (SpecViolationError: \"Buffer output ... does not point to a buffer that exists\") or read a stale copy"
+            }
+            RuleId::StateTarget => {
+                "coremltools refuses: \"State model is supported only >= iOS18\""
+            }
+            RuleId::NoStaleCopy => {
+                "executorch copies the buffer into the delegate, coremltools freezes the copy as a constant, and every call after the first reads the stale value, silently"
+            }
+            RuleId::ConstantSharing => {
+                "the constant's bytes are stored once per partition that uses it"
+            }
+            RuleId::PlanMatchesTags => "the plan says one thing and applies another",
+        }
+    }
+
+    /// `ConstantSharing` is a cost, everything else breaks lowering or meaning.
+    pub fn is_cost(self) -> bool {
+        self == RuleId::ConstantSharing
+    }
+}
+
+impl fmt::Display for RuleId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    /// The tagging breaks the rule.
+    Violation,
+    /// The tagging keeps the rule but pays for it (constant copies).
+    Cost,
+    /// The planner chose something because of the rule.
+    Decision,
+}
+
+/// One step of a concrete path through the graph.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PathStep {
+    pub node: String,
+    /// The node's partition, or `None` on CPU.
+    pub tag: Option<String>,
+    /// The step is reached by staying inside the previous step's partition, not by an edge.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub within_partition: bool,
+}
+
+impl fmt::Display for PathStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.tag {
+            Some(t) => write!(f, "{} [{t}]", self.node),
+            None => write!(f, "{} [cpu]", self.node),
+        }
+    }
+}
+
+/// Renders a path as `a [tag0] -> b [cpu] -> c [tag0]`, with `~>` for a step inside a partition.
+pub fn render_path(path: &[PathStep]) -> String {
+    let mut out = String::new();
+    for (i, step) in path.iter().enumerate() {
+        if i > 0 {
+            out.push_str(if step.within_partition {
+                " ~> "
+            } else {
+                " -> "
+            });
+        }
+        out.push_str(&step.to_string());
+    }
+    out
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub rule: RuleId,
+    pub kind: FindingKind,
+    pub message: String,
+    /// The nodes the finding is about.
+    pub nodes: Vec<String>,
+    /// For `ACYCLIC`: the path that leaves a partition and re-enters it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub path: Vec<PathStep>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+}
+
+impl Finding {
+    pub fn new(rule: RuleId, kind: FindingKind, message: impl Into<String>) -> Self {
+        Finding {
+            rule,
+            kind,
+            message: message.into(),
+            nodes: Vec::new(),
+            path: Vec::new(),
+            buffer: None,
+            partition: None,
+            bytes: None,
+        }
+    }
+
+    pub fn violation(rule: RuleId, message: impl Into<String>) -> Self {
+        Self::new(
+            rule,
+            if rule.is_cost() {
+                FindingKind::Cost
+            } else {
+                FindingKind::Violation
+            },
+            message,
+        )
+    }
+
+    pub fn nodes(mut self, nodes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.nodes = nodes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    pub fn path(mut self, path: Vec<PathStep>) -> Self {
+        self.path = path;
+        self
+    }
+
+    pub fn buffer(mut self, buffer: impl Into<String>) -> Self {
+        self.buffer = Some(buffer.into());
+        self
+    }
+
+    pub fn partition(mut self, partition: impl Into<String>) -> Self {
+        self.partition = Some(partition.into());
+        self
+    }
+
+    pub fn bytes(mut self, bytes: Option<u64>) -> Self {
+        self.bytes = bytes;
+        self
+    }
+
+    pub fn is_violation(&self) -> bool {
+        self.kind == FindingKind::Violation
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}] {}", self.rule, self.message)?;
+        if !self.path.is_empty() {
+            write!(f, "\n    path: {}", render_path(&self.path))?;
+        }
+        Ok(())
+    }
+}
