@@ -13,5 +13,6 @@ pub mod import;
 pub mod measure;
 pub mod options;
 pub mod plan;
+pub mod report;
 pub mod rules;
 pub mod tagging;

@@ -1,0 +1,142 @@
+"""Bridge JSON v1 (docs/bridge-json.md) from an ExecuTorch edge program.
+
+``supported`` comes from the Core ML backend's own op-support check for every node, never from the
+tags; ``delegation_tag`` is whatever the stock partitioner left in ``node.meta``.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from importlib import metadata
+from typing import Any, Iterable, Optional
+
+import torch
+from torch.fx import Node
+
+BRIDGE_SCHEMA = "partition-planner/graph@1"
+
+
+def _support_checker(skip_ops: Optional[list] = None, lower_full_graph: bool = False):
+    """The Core ML backend's OperatorSupport (private in executorch 1.5, public in 1.4)."""
+    from executorch.backends.apple.coreml.partition import coreml_partitioner as cp
+
+    cls = getattr(cp, "_OperatorsSupportedForCoreMLBackend", None) or getattr(
+        cp, "OperatorsSupportedForCoreMLBackend"
+    )
+    return cls(skip_ops or [], lower_full_graph)
+
+
+def target_name(node: Node) -> str:
+    """The op's qualified name as FX prints it without the schema: ``aten.slice_scatter.default``."""
+    target = node.target
+    if node.op != "call_function":
+        return str(target)
+    if target is operator.getitem:
+        return "getitem"
+    op = getattr(target, "_op", target)  # EdgeOpOverload wraps an OpOverload
+    schema = getattr(op, "_schema", None)
+    if schema is not None:
+        namespace, _, name = schema.name.partition("::")
+        overload = getattr(op, "_overloadname", "") or "default"
+        return f"{namespace}.{name}.{overload}"
+    module = getattr(target, "__module__", "") or ""
+    name = getattr(target, "__name__", str(target))
+    return f"{module}.{name}" if module and module not in ("_operator", "builtins") else name
+
+
+def _literal(value: Any) -> Any:
+    """An FX argument as JSON: nodes become ``{"node": NAME}``, everything else a literal."""
+    if isinstance(value, Node):
+        return {"node": value.name}
+    if isinstance(value, (list, tuple)):
+        return [_literal(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _literal(v) for k, v in value.items()}
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    return str(value)
+
+
+def _dim(d: Any) -> Any:
+    return int(d) if isinstance(d, int) or (hasattr(d, "node") and d.node.is_constant()) else str(d)
+
+
+def _meta(node: Node) -> dict:
+    val = node.meta.get("val")
+    if isinstance(val, torch.Tensor):
+        return {"shape": [_dim(d) for d in val.shape], "dtype": str(val.dtype).removeprefix("torch.")}
+    return {}
+
+
+def _options(partitioner) -> dict:
+    from executorch.backends.apple.coreml.compiler import CoreMLBackend
+
+    specs = partitioner.delegation_spec.compile_specs
+    target = CoreMLBackend.min_deployment_target_from_compile_specs(specs)
+    return {
+        "take_over_mutable_buffer": bool(partitioner.take_over_mutable_buffer),
+        "take_over_constant_data": bool(partitioner.take_over_constant_data),
+        # ct.target aliases macOS/watchOS members to the iOS one of the same value.
+        "minimum_deployment_target": None if target is None else type(target)(target.value).name,
+        "compute_unit": CoreMLBackend.compute_unit_from_compile_specs(specs).name,
+        "compute_precision": CoreMLBackend.model_compute_precision_from_compile_specs(specs).name,
+    }
+
+
+def _versions(names: Iterable[str]) -> dict:
+    out = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def export_graph(exported_program, partitioner=None, *, model: Optional[str] = None) -> dict:
+    """The bridge JSON v1 document of an edge program, with the tags it carries now.
+
+    ``partitioner`` is the ``CoreMLPartitioner`` whose options and compile specs the document records
+    and whose op-support check fills ``supported``.
+    """
+    skip = getattr(partitioner, "skip_ops_for_coreml_delegation", None)
+    full = getattr(partitioner, "lower_full_graph", False)
+    support = _support_checker(skip, full)
+    nodes = []
+    for node in exported_program.graph.nodes:
+        entry = {
+            "name": node.name,
+            "op": node.op,
+            "target": target_name(node),
+            "args": _literal(list(node.args)),
+            "kwargs": _literal(dict(node.kwargs)),
+            "delegation_tag": node.meta.get("delegation_tag"),
+            "meta": _meta(node),
+        }
+        if node.op in ("call_function", "get_attr"):
+            entry["supported"] = bool(support.is_node_supported(None, node))
+        nodes.append(entry)
+    sig = exported_program.graph_signature
+    doc = {
+        "schema": BRIDGE_SCHEMA,
+        "producer": {
+            "exporter": "partition_planner.export",
+            "model": model,
+            "versions": _versions(["executorch", "torch", "coremltools"]),
+        },
+        "nodes": nodes,
+        "graph_signature": {
+            "inputs_to_parameters": dict(sig.inputs_to_parameters),
+            "inputs_to_buffers": dict(sig.inputs_to_buffers),
+            "inputs_to_lifted_tensor_constants": dict(sig.inputs_to_lifted_tensor_constants),
+            "buffers_to_mutate": dict(sig.buffers_to_mutate),
+            "user_inputs": list(sig.user_inputs),
+            "user_outputs": [o if isinstance(o, str) else None for o in sig.user_outputs],
+        },
+    }
+    if partitioner is not None:
+        doc["options"] = _options(partitioner)
+    return doc

@@ -1,0 +1,110 @@
+"""Regenerates data/ from real executorch: each model exported through the stock Core ML
+partitioner, written as bridge JSON v1 with the stock tags.
+
+    PYTHONPATH=python python scripts/make_data.py [--out data]
+
+Run it in a venv with executorch, torch and coremltools (see README). The graphs record the
+versions that made them under "producer".
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import pathlib
+
+import coremltools as ct
+import torch
+from executorch.backends.apple.coreml.compiler import CoreMLBackend
+from executorch.backends.apple.coreml.partition import CoreMLPartitioner
+from executorch.exir import to_edge_transform_and_lower
+
+from partition_planner import export_graph
+
+
+class SliceCache(torch.nn.Module):
+    """The seed report's repro: an in-place update of a slice of a registered buffer."""
+
+    def __init__(self, n: int = 16, d: int = 8):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(1, n, d))
+
+    def forward(self, x, pos):
+        self.cache[:1].mul_(0.9)
+        self.cache[:1].copy_(self.cache[:1] + x.unsqueeze(1))
+        return self.cache.sum(dim=1) + x
+
+
+class WholeCache(torch.nn.Module):
+    """Its twin from the seed report: the whole buffer updated with index_put_."""
+
+    def __init__(self, n: int = 16, d: int = 8):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(1, n, d))
+
+    def forward(self, x, pos):
+        self.cache.index_put_((torch.tensor([0]), pos), x.unsqueeze(1))
+        return self.cache.sum(dim=1) + x
+
+
+class _Captured(Exception):
+    pass
+
+
+def stock_graph(model: torch.nn.Module, inputs, *, take_over: bool, target, name: str) -> dict:
+    """The bridge JSON of `model` exactly as the stock partitioner tags it inside
+    to_edge_transform_and_lower (which first keeps the ops the partitioner asks not to decompose)."""
+    specs = CoreMLBackend.generate_compile_specs(
+        compute_precision=ct.precision.FLOAT16,
+        compute_unit=ct.ComputeUnit.ALL,
+        minimum_deployment_target=target,
+    )
+    captured = {}
+
+    class Capture(CoreMLPartitioner):
+        def partition(self, exported_program):
+            result = super().partition(exported_program)
+            captured["graph"] = export_graph(result.tagged_exported_program, self, model=name)
+            raise _Captured
+
+    model = model.eval().requires_grad_(False)
+    ep = torch.export.export(model, inputs)
+    try:
+        to_edge_transform_and_lower(ep, partitioner=[Capture(compile_specs=specs, take_over_mutable_buffer=take_over)])
+    except _Captured:
+        pass
+    return captured["graph"]
+
+
+def untag_writers(graph: dict) -> dict:
+    """The fix the seed report tried and would not send: drop the tag of every buffer writer."""
+    out = copy.deepcopy(graph)
+    writers = set(out["graph_signature"]["buffers_to_mutate"])
+    for node in out["nodes"]:
+        if node["name"] in writers:
+            node["delegation_tag"] = None
+    out["producer"]["variant"] = "stock tagging with every buffer writer untagged"
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", default="data")
+    args = parser.parse_args()
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    x, pos = torch.randn(1, 8), torch.tensor([0])
+    graphs = {
+        "seed_slice_ios18": stock_graph(SliceCache(), (x, pos), take_over=True, target=ct.target.iOS18, name="seed SliceCache"),
+        "seed_whole_ios18": stock_graph(WholeCache(), (x, pos), take_over=True, target=ct.target.iOS18, name="seed WholeCache"),
+    }
+    graphs["seed_slice_writer_untagged"] = untag_writers(graphs["seed_slice_ios18"])
+    for name, graph in graphs.items():
+        path = out / f"{name}.json"
+        path.write_text(json.dumps(graph, indent=1) + "\n")
+        print(f"wrote {path} ({len(graph['nodes'])} nodes)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+//! The terminal report: one line per buffer, one per partition, then the explanations.
+
+use crate::analyse::Analysis;
+use crate::graph::{Graph, NodeId};
+use crate::measure::{Measure, PartitionSummary};
+use crate::plan::Plan;
+use crate::rules::Finding;
+use std::fmt::Write;
+
+fn list(graph: &Graph, ids: &[NodeId], most: usize) -> String {
+    let shown: Vec<&str> = ids.iter().take(most).map(|&n| graph.name(n)).collect();
+    let more = ids.len().saturating_sub(most);
+    let mut out = if shown.is_empty() {
+        "-".to_string()
+    } else {
+        shown.join(", ")
+    };
+    if more > 0 {
+        let _ = write!(out, " (+{more} more)");
+    }
+    out
+}
+
+fn partition_line(out: &mut String, graph: &Graph, p: &PartitionSummary) {
+    let states = if p.states.is_empty() {
+        String::new()
+    } else {
+        format!("  states: {}", p.states.join(", "))
+    };
+    let unknown_size = if p.unsized_boundary_values > 0 {
+        format!(" (+{} of unknown size)", p.unsized_boundary_values)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "  {:<8} {:>6} nodes  in: {}  out: {}  boundary: {} bytes{unknown_size}{states}",
+        p.tag,
+        p.nodes,
+        list(graph, &p.inputs, 4),
+        list(graph, &p.outputs, 4),
+        p.boundary_bytes
+    );
+}
+
+fn finding_lines(out: &mut String, findings: &[Finding]) {
+    for f in findings {
+        let _ = writeln!(out, "  {}", f.to_string().replace('\n', "\n  "));
+    }
+}
+
+pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan) -> String {
+    let mut out = String::new();
+    let o = &plan.options;
+    let _ = writeln!(
+        out,
+        "plan for {} nodes: take_over_mutable_buffer={}, take_over_constant_data={}, minimum_deployment_target={}",
+        graph.len(),
+        o.take_over_mutable_buffer,
+        o.take_over_constant_data,
+        o.minimum_deployment_target
+            .map_or("default".to_string(), |t| t.to_string())
+    );
+    let _ = writeln!(out, "\nbuffers ({}):", plan.buffers.len());
+    for (b, chain) in plan.buffers.iter().zip(&analysis.buffers) {
+        let kind = match chain.kind {
+            crate::analyse::MutationKind::Slice => "slice",
+            crate::analyse::MutationKind::Whole => "whole",
+        };
+        let _ = writeln!(
+            out,
+            "  {:<40} {:<5} [{kind}, {} nodes]  {}",
+            b.buffer,
+            b.strategy.as_str(),
+            chain.chain.len(),
+            b.reason
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\npartitions ({}; the stock proposal had {}):",
+        plan.measure.partitions.len(),
+        plan.stock_partitions
+    );
+    for p in &plan.measure.partitions {
+        partition_line(&mut out, graph, p);
+    }
+    let explained: Vec<Finding> = plan
+        .decisions
+        .iter()
+        .chain(&plan.findings)
+        .cloned()
+        .collect();
+    if !explained.is_empty() {
+        let _ = writeln!(out, "\nexplanations:");
+        finding_lines(&mut out, &explained);
+    }
+    if !plan.stock_findings.is_empty() {
+        let _ = writeln!(out, "\nthe stock proposal breaks:");
+        finding_lines(&mut out, &plan.stock_findings);
+    }
+    let m = &plan.measure;
+    let _ = writeln!(
+        out,
+        "\n{} of {} nodes delegated in {} partition(s), {} state(s), {} boundary bytes, {} bytes of constant copies",
+        m.delegated_nodes,
+        graph.len(),
+        m.partitions.len(),
+        m.states(),
+        m.boundary_bytes(),
+        m.constant_copy_bytes()
+    );
+    out
+}
+
+pub fn check_text(graph: &Graph, measure: &Measure, found: &[Finding]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "partitions ({}):", measure.partitions.len());
+    for p in &measure.partitions {
+        partition_line(&mut out, graph, p);
+    }
+    let violations = found.iter().filter(|f| f.is_violation()).count();
+    if !found.is_empty() {
+        let _ = writeln!(out, "\nfindings:");
+        finding_lines(&mut out, found);
+    }
+    let _ = writeln!(
+        out,
+        "\n{}",
+        if violations == 0 {
+            "ok: no rule is broken".to_string()
+        } else {
+            format!("{violations} rule violation(s)")
+        }
+    );
+    out
+}

@@ -1,0 +1,165 @@
+//! The command line as a user meets it: exit codes, formats, output files, bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("data")
+        .join(name)
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_partition-planner"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("partition-planner-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn arg(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn plan_prints_a_text_report_and_exits_zero() {
+    let out = run(&["plan", arg(&data("seed_slice_ios18.json"))]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    assert!(
+        report.contains("cache") && report.contains("state") && report.contains("tag0"),
+        "{report}"
+    );
+}
+
+#[test]
+fn plan_json_tags_every_node_and_honours_flags() {
+    let seed = data("seed_slice_ios18.json");
+    let out = run(&[
+        "plan",
+        arg(&seed),
+        "--format",
+        "json",
+        "--take-over-mutable-buffer",
+        "false",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["schema"], "partition-planner/plan@1");
+    assert_eq!(plan["node_tags"].as_object().unwrap().len(), 13);
+    assert_eq!(plan["node_tags"]["b_cache"], serde_json::Value::Null);
+    assert_eq!(plan["buffers"][0]["strategy"], "cpu");
+    assert_eq!(plan["buffers"][0]["rule"], "NO_HIDDEN_STATE");
+    assert_eq!(plan["stats"]["states"], 0);
+    assert!(
+        plan["explanations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["scope"] == "stock" && e["rule"] == "NO_HIDDEN_STATE")
+    );
+    let out = run(&[
+        "plan",
+        arg(&seed),
+        "--format",
+        "json",
+        "--strategy",
+        "cache=io",
+    ]);
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["buffers"][0]["strategy"], "io");
+    assert_eq!(plan["buffers"][0]["requested"], "io");
+}
+
+#[test]
+fn plan_writes_to_a_file() {
+    let target = scratch("plan.json");
+    let out = run(&[
+        "plan",
+        arg(&data("seed_whole_ios18.json")),
+        "--format",
+        "json",
+        "-o",
+        arg(&target),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
+    assert_eq!(plan["stats"]["partitions"], 1);
+}
+
+#[test]
+fn check_exits_one_and_prints_the_cycle() {
+    let out = run(&["check", arg(&data("seed_slice_writer_untagged.json"))]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = text(&out.stdout);
+    assert!(
+        report.contains("[ACYCLIC]")
+            && report
+                .contains("aten_slice_scatter_default_1 [cpu] -> aten_sum_dim_int_list [tag1]"),
+        "{report}"
+    );
+    let out = run(&[
+        "check",
+        arg(&data("seed_slice_ios18.json")),
+        "--take-over-mutable-buffer",
+        "false",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["ok"], false);
+    assert_eq!(report["findings"][0]["rule"], "NO_HIDDEN_STATE");
+    assert_eq!(report["findings"][0]["buffer"], "cache");
+    let out = run(&["check", arg(&data("seed_slice_ios18.json"))]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}
+
+#[test]
+fn bad_input_and_usage_exit_two_with_the_place() {
+    let truncated = scratch("truncated.json");
+    let full = std::fs::read_to_string(data("seed_slice_ios18.json")).unwrap();
+    std::fs::write(&truncated, &full[..full.len() / 3]).unwrap();
+    let out = run(&["plan", arg(&truncated)]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("line") && err.contains("column"), "{err}");
+    let out = run(&["check", arg(&scratch("missing.json"))]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot read"));
+    let out = run(&[
+        "plan",
+        arg(&data("seed_slice_ios18.json")),
+        "--strategy",
+        "nope=cpu",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("no mutable buffer is named \"nope\""));
+    let out = run(&[
+        "plan",
+        arg(&data("seed_slice_ios18.json")),
+        "--strategy",
+        "sideways",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(&[
+        "plan",
+        arg(&data("seed_slice_ios18.json")),
+        "--min-target",
+        "iOS99",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(&["frobnicate"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,0 +1,171 @@
+//! The real exports in data/: every graph plans under every option set into a tagging the checker
+//! accepts, and the stock taggings break exactly the rules the seed report describes.
+
+use partition_planner::analyse::{MutationKind, analyse};
+use partition_planner::check::check;
+use partition_planner::graph::Graph;
+use partition_planner::import::parse_graph;
+use partition_planner::options::{DeploymentTarget, Options};
+use partition_planner::plan::{PlanRequest, Strategy, StrategyRequest, plan};
+use partition_planner::rules::{Finding, RuleId};
+use partition_planner::tagging::Tagging;
+use std::path::PathBuf;
+
+fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data")
+}
+
+fn load(name: &str) -> Graph {
+    let path = data_dir().join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    parse_graph(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn all_graphs() -> Vec<(String, Graph)> {
+    let mut names: Vec<String> = std::fs::read_dir(data_dir())
+        .expect("data/ exists")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    names.sort();
+    assert!(!names.is_empty());
+    names.into_iter().map(|n| (n.clone(), load(&n))).collect()
+}
+
+fn stock_check(g: &Graph, options: &Options) -> Vec<Finding> {
+    let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
+    check(g, &Tagging::stock(g), options, &supported)
+}
+
+fn violated(findings: &[Finding]) -> Vec<RuleId> {
+    let mut r: Vec<RuleId> = findings
+        .iter()
+        .filter(|f| f.is_violation())
+        .map(|f| f.rule)
+        .collect();
+    r.sort();
+    r.dedup();
+    r
+}
+
+#[test]
+fn every_graph_plans_under_every_option_set() {
+    for (name, g) in all_graphs() {
+        let analysis = analyse(&g);
+        for take_over in [true, false] {
+            for target in [
+                None,
+                Some(DeploymentTarget::Ios17),
+                Some(DeploymentTarget::Ios18),
+            ] {
+                for strategy in ["auto", "state", "cpu", "io"] {
+                    let mut r = PlanRequest::new(&g);
+                    r.options.take_over_mutable_buffer = take_over;
+                    r.options.minimum_deployment_target = target;
+                    r.strategy = strategy.parse().unwrap();
+                    let p = plan(&g, &analysis, &r).unwrap();
+                    let broken: Vec<String> = p.violations().map(|f| f.to_string()).collect();
+                    assert!(
+                        broken.is_empty(),
+                        "{name} take_over={take_over} {target:?} {strategy}: {broken:#?}"
+                    );
+                    let states = p.measure.states();
+                    if !take_over || target != Some(DeploymentTarget::Ios18) {
+                        assert_eq!(states, 0, "{name}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_seed_chain_is_found_from_the_signature() {
+    let g = load("seed_slice_ios18.json");
+    let a = analyse(&g);
+    assert_eq!(a.buffers.len(), 1);
+    let c = &a.buffers[0];
+    assert_eq!(
+        (c.buffer.as_str(), g.name(c.placeholder), g.name(c.writer)),
+        ("cache", "b_cache", "aten_slice_scatter_default_1")
+    );
+    assert_eq!(c.kind, MutationKind::Slice);
+    assert_eq!(c.chain.len(), 5);
+    let whole = load("seed_whole_ios18.json");
+    let a = analyse(&whole);
+    assert_eq!(a.buffers.len(), 1);
+    assert!(
+        whole
+            .node(a.buffers[0].writer)
+            .target
+            .starts_with("aten.index_put")
+    );
+}
+
+#[test]
+fn the_stock_seed_tagging_hides_a_state_when_take_over_is_off() {
+    let g = load("seed_slice_ios18.json");
+    // With take-over on at iOS18 the stock tagging is a whole state: nothing to report.
+    assert!(violated(&stock_check(&g, &g.options)).is_empty());
+    // The same tags with take-over off are what executorch 1.4 produced: a hidden state.
+    let off = Options {
+        take_over_mutable_buffer: false,
+        ..g.options.clone()
+    };
+    let found = stock_check(&g, &off);
+    assert_eq!(violated(&found), [RuleId::NoHiddenState]);
+    assert!(found.iter().any(|f| f.buffer.as_deref() == Some("cache")));
+    // And at iOS17 coremltools refuses the state.
+    let ios17 = Options {
+        minimum_deployment_target: Some(DeploymentTarget::Ios17),
+        ..g.options.clone()
+    };
+    assert_eq!(violated(&stock_check(&g, &ios17)), [RuleId::StateTarget]);
+}
+
+#[test]
+fn the_writer_untagged_tagging_is_a_cycle_with_its_path_and_the_plan_fixes_it() {
+    let g = load("seed_slice_writer_untagged.json");
+    let found = stock_check(&g, &g.options);
+    assert_eq!(violated(&found), [RuleId::Acyclic, RuleId::NoStaleCopy]);
+    let cycle = found.iter().find(|f| f.rule == RuleId::Acyclic).unwrap();
+    let writer = "aten_slice_scatter_default_1";
+    assert!(
+        cycle
+            .path
+            .iter()
+            .any(|s| s.node == writer && s.tag.is_none()),
+        "{cycle}"
+    );
+    assert_eq!(
+        cycle.path.first().and_then(|s| s.tag.as_deref()),
+        Some("tag1")
+    );
+    assert_eq!(
+        cycle.path.last().and_then(|s| s.tag.as_deref()),
+        Some("tag1")
+    );
+    for take_over in [true, false] {
+        let mut r = PlanRequest::new(&g);
+        r.options.take_over_mutable_buffer = take_over;
+        let p = plan(&g, &analyse(&g), &r).unwrap();
+        assert_eq!(p.violations().count(), 0);
+        let want = if take_over {
+            Strategy::State
+        } else {
+            Strategy::Cpu
+        };
+        assert_eq!(p.buffers[0].strategy, want);
+        assert!(violated(&p.stock_findings).contains(&RuleId::Acyclic));
+    }
+}
+
+#[test]
+fn io_keeps_the_seed_in_one_partition_without_a_state() {
+    let g = load("seed_slice_ios18.json");
+    let mut r = PlanRequest::new(&g);
+    r.strategy = StrategyRequest::Fixed(Strategy::Io);
+    let p = plan(&g, &analyse(&g), &r).unwrap();
+    assert_eq!((p.measure.partitions.len(), p.measure.states()), (1, 0));
+    assert_eq!(p.tagging.tag(g.find("b_cache").unwrap()), None);
+}

@@ -1,0 +1,245 @@
+//! Property tests: thousands of random graphs with random buffers, support and options are
+//! planned, and every plan goes through the independent checker.
+
+mod common;
+
+use common::{Rng, random_graph};
+use partition_planner::analyse::{DirectedGraph, analyse};
+use partition_planner::check::check;
+use partition_planner::graph::{Graph, NodeId, OpKind};
+use partition_planner::import::parse_graph;
+use partition_planner::options::{DeploymentTarget, Options};
+use partition_planner::plan::{Plan, PlanRequest, Strategy, StrategyRequest, plan};
+use partition_planner::rules::RuleId;
+use partition_planner::tagging::Tagging;
+use proptest::prelude::*;
+
+fn random_request(graph: &Graph, seed: u64) -> PlanRequest {
+    let mut rng = Rng::new(seed ^ 0xABCD);
+    let mut r = PlanRequest::new(graph);
+    r.options = Options {
+        take_over_mutable_buffer: rng.chance(70),
+        take_over_constant_data: rng.chance(70),
+        minimum_deployment_target: *rng.pick(&[
+            None,
+            Some(DeploymentTarget::Ios17),
+            Some(DeploymentTarget::Ios18),
+            Some(DeploymentTarget::Ios18),
+        ]),
+        ..Options::default()
+    };
+    let choices = [
+        StrategyRequest::Auto,
+        StrategyRequest::Auto,
+        StrategyRequest::Fixed(Strategy::State),
+        StrategyRequest::Fixed(Strategy::Cpu),
+        StrategyRequest::Fixed(Strategy::Io),
+    ];
+    r.strategy = *rng.pick(&choices);
+    for b in &graph.signature.mutable_buffers {
+        if rng.chance(30) {
+            r.buffer_strategies
+                .push((b.buffer.clone(), *rng.pick(&choices)));
+        }
+    }
+    r
+}
+
+/// The most delegate runs on any path: no convex partitioning of the delegated nodes has fewer
+/// partitions.
+fn delegate_runs_lower_bound(graph: &Graph, delegated: &[bool]) -> u32 {
+    let index = analyse(graph).index;
+    let mut runs = vec![0u32; graph.len()];
+    let mut best = 0;
+    for &n in index.order() {
+        let here = delegated[n.index()];
+        let mut r = u32::from(here);
+        for &q in index.predecessors(n) {
+            let extra = u32::from(here && !delegated[q.index()]);
+            r = r.max(runs[q.index()] + extra);
+        }
+        runs[n.index()] = r;
+        if here {
+            best = best.max(r);
+        }
+    }
+    best
+}
+
+/// A stock-like greedy partitioner: in topological order, join a delegated node to the partition
+/// of one of its delegated inputs when that stays acyclic (asked of the checker), else open one.
+fn greedy_partition_count(graph: &Graph, delegated: &[bool]) -> usize {
+    let index = analyse(graph).index;
+    let supported: Vec<bool> = vec![true; graph.len()];
+    let mut of: Vec<Option<u32>> = vec![None; graph.len()];
+    let mut count = 0u32;
+    let tagging = |of: &[Option<u32>], count: u32| {
+        Tagging::new((0..count).map(|i| format!("g{i}")).collect(), of.to_vec())
+    };
+    for &n in index.order() {
+        if !delegated[n.index()] {
+            continue;
+        }
+        let candidates: Vec<u32> = index
+            .predecessors(n)
+            .iter()
+            .filter_map(|q| of[q.index()])
+            .collect();
+        let mut placed = false;
+        for c in candidates {
+            of[n.index()] = Some(c);
+            let acyclic = !check(graph, &tagging(&of, count), &Options::default(), &supported)
+                .iter()
+                .any(|f| f.rule == RuleId::Acyclic);
+            if acyclic {
+                placed = true;
+                break;
+            }
+        }
+        if !placed {
+            of[n.index()] = Some(count);
+            count += 1;
+        }
+    }
+    count as usize
+}
+
+fn check_plan_properties(graph: &Graph, plan: &Plan, request: &PlanRequest, what: &str) {
+    let broken: Vec<String> = plan.violations().map(|v| v.to_string()).collect();
+    assert!(
+        broken.is_empty(),
+        "{what}: the checker rejects the plan: {broken:#?}"
+    );
+    let states = plan
+        .buffers
+        .iter()
+        .filter(|b| b.strategy == Strategy::State)
+        .count();
+    if !request.options.take_over_mutable_buffer || !request.options.target_allows_states() {
+        assert_eq!(states, 0, "{what}");
+    }
+    for b in &plan.buffers {
+        if b.strategy == Strategy::State {
+            assert!(b.rule.is_some(), "{what}");
+        }
+        assert!(!b.reason.is_empty(), "{what}: no reason for {}", b.buffer);
+    }
+    let delegated: Vec<bool> = graph
+        .ids()
+        .map(|n| graph.node(n).op == OpKind::CallFunction && plan.tagging.partition(n).is_some())
+        .collect();
+    let bound = delegate_runs_lower_bound(graph, &delegated) as usize;
+    let count = plan.measure.partitions.len();
+    assert!(count >= bound, "{what}");
+    if states == 0 {
+        assert_eq!(count, bound, "{what}: more partitions than the lower bound");
+        assert!(
+            count <= greedy_partition_count(graph, &delegated),
+            "{what}: more partitions than the greedy proposal"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_graphs_plan_into_tagging_the_checker_accepts(seed in any::<u64>(), size in 1usize..45) {
+        let generated = random_graph(seed, size);
+        let graph = parse_graph(&generated.builder.to_json()).expect("generated graphs import");
+        let analysis = analyse(&graph);
+        let request = random_request(&graph, seed);
+        let planned = plan(&graph, &analysis, &request).expect("plans");
+        check_plan_properties(&graph, &planned, &request, &generated.description);
+        // Deterministic: the same request gives the same tags.
+        let again = plan(&graph, &analysis, &request).expect("plans");
+        prop_assert_eq!(&planned.tagging, &again.tagging);
+    }
+}
+
+#[test]
+fn a_chain_of_a_million_nodes_plans_without_overflowing_the_stack() {
+    let n = 1_000_000;
+    let mut nodes = Vec::with_capacity(n + 3);
+    nodes.push(serde_json::json!({"name": "b", "op": "placeholder", "target": "b"}));
+    let mut prev = "b".to_string();
+    for i in 0..n {
+        let name = format!("n{i}");
+        nodes.push(serde_json::json!({"name": name, "op": "call_function", "target": "aten.neg.default", "args": [{"node": prev}], "supported": i % 1000 != 999}));
+        prev = name;
+    }
+    nodes.push(serde_json::json!({"name": "output", "op": "output", "target": "output", "args": [[{"node": prev}]]}));
+    let doc = serde_json::json!({
+        "schema": "partition-planner/graph@1",
+        "nodes": nodes,
+        "graph_signature": {"inputs_to_buffers": {"b": "buf"}, "buffers_to_mutate": {prev: "buf"}, "user_outputs": []},
+        "options": {"minimum_deployment_target": "iOS18"},
+    });
+    let graph = parse_graph(&doc.to_string()).expect("imports");
+    let analysis = analyse(&graph);
+    assert_eq!(analysis.buffers[0].chain.len(), n);
+    let mut request = PlanRequest::new(&graph);
+    request.verify = false;
+    let planned = plan(&graph, &analysis, &request).expect("plans");
+    // An unsupported op every 1000 nodes: the chain cannot be a state, and 1000 runs remain.
+    assert_eq!(planned.buffers[0].strategy, Strategy::Cpu);
+    assert_eq!(planned.measure.partitions.len(), 0);
+    request
+        .buffer_strategies
+        .push(("buf".into(), StrategyRequest::Fixed(Strategy::Io)));
+    let planned = plan(&graph, &analysis, &request).expect("plans");
+    assert_eq!(planned.measure.partitions.len(), 1000);
+    let _ = NodeId(0);
+}
+
+/// The generator reaches every kind of decision often enough for the property above to mean something.
+#[test]
+fn random_graphs_cover_every_decision() {
+    let mut seen: std::collections::BTreeMap<String, usize> = Default::default();
+    for seed in 0..1500u64 {
+        let generated = random_graph(seed, 5 + (seed % 40) as usize);
+        let graph = parse_graph(&generated.builder.to_json()).expect("imports");
+        let request = random_request(&graph, seed);
+        let planned = plan(&graph, &analyse(&graph), &request).expect("plans");
+        for b in &planned.buffers {
+            let rule = b
+                .rule
+                .map_or("requested".to_string(), |r| r.id().to_string());
+            *seen.entry(format!("{}:{rule}", b.strategy)).or_default() += 1;
+        }
+        for f in planned.stock_findings.iter().chain(&planned.findings) {
+            *seen.entry(format!("finding:{}", f.rule)).or_default() += 1;
+        }
+        if planned.measure.partitions.len() > 1 {
+            *seen.entry("several partitions".into()).or_default() += 1;
+        }
+    }
+    eprintln!("{seen:#?}");
+    for key in [
+        "state:STATE_WHOLE",
+        "cpu:SUPPORTED",
+        "cpu:NO_HIDDEN_STATE",
+        "cpu:STATE_TARGET",
+        "cpu:STATE_WHOLE",
+        "cpu:requested",
+        "io:requested",
+        "finding:ACYCLIC",
+        "finding:NO_STALE_COPY",
+        "finding:NO_HIDDEN_STATE",
+        "finding:STATE_WHOLE",
+        "finding:STATE_TARGET",
+        "finding:SUPPORTED",
+        "finding:CONSTANT_SHARING",
+        "several partitions",
+    ] {
+        assert!(
+            seen.get(key).copied().unwrap_or(0) >= 5,
+            "the generator rarely reaches {key}: {seen:#?}"
+        );
+    }
+    // Crossed state hulls are rare by nature; they must still occur.
+    assert!(
+        seen.get("cpu:ACYCLIC").copied().unwrap_or(0) >= 3,
+        "no refused merge: {seen:#?}"
+    );
+}
