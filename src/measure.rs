@@ -110,10 +110,10 @@ pub fn measure(graph: &Graph, tagging: &Tagging) -> Measure {
     }
     let mut states: Vec<Vec<String>> = vec![Vec::new(); count];
     for b in &graph.signature.mutable_buffers {
-        if let Some(p) = tagging.partition(b.placeholder) {
-            if tagging.partition(b.writer) == Some(p) {
-                states[p as usize].push(b.buffer.clone());
-            }
+        if let Some(p) = tagging.partition(b.placeholder)
+            && tagging.partition(b.writer) == Some(p)
+        {
+            states[p as usize].push(b.buffer.clone());
         }
     }
     let partitions = (0..count)

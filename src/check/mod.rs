@@ -314,24 +314,24 @@ impl<'a> Checker<'a> {
                     );
                 }
             }
-            if out.len() == before {
-                if let Some(path) = self.cycle_through(&q, &scc, &edge_of, parts) {
-                    let tags: Vec<String> = parts_in
-                        .iter()
-                        .map(|&p| self.tagging.name(p as u32).to_string())
-                        .collect();
-                    out.push(
-                        Finding::violation(
-                            RuleId::Acyclic,
-                            format!(
-                                "partitions {} depend on each other in a cycle",
-                                tags.join(", ")
-                            ),
-                        )
-                        .nodes(path.iter().map(|s| s.node.clone()))
-                        .path(path),
-                    );
-                }
+            if out.len() == before
+                && let Some(path) = self.cycle_through(&q, &scc, &edge_of, parts)
+            {
+                let tags: Vec<String> = parts_in
+                    .iter()
+                    .map(|&p| self.tagging.name(p as u32).to_string())
+                    .collect();
+                out.push(
+                    Finding::violation(
+                        RuleId::Acyclic,
+                        format!(
+                            "partitions {} depend on each other in a cycle",
+                            tags.join(", ")
+                        ),
+                    )
+                    .nodes(path.iter().map(|s| s.node.clone()))
+                    .path(path),
+                );
             }
         }
         out
@@ -365,8 +365,8 @@ impl<'a> Checker<'a> {
                     path.reverse();
                     return Some(path.into_iter().map(|n| self.step(n, false)).collect());
                 }
-                if !parent.contains_key(&y) {
-                    parent.insert(y, x);
+                if let std::collections::hash_map::Entry::Vacant(e) = parent.entry(y) {
+                    e.insert(x);
                     queue.push_back(y);
                 }
             }
@@ -421,12 +421,12 @@ impl<'a> Checker<'a> {
             steps.push(self.step(b, false));
         }
         // Close the loop inside the partition it started from.
-        if let (Some(first), Some(last)) = (steps.first(), steps.last()) {
-            if first.node != last.node {
-                let mut close = first.clone();
-                close.within_partition = true;
-                steps.push(close);
-            }
+        if let (Some(first), Some(last)) = (steps.first(), steps.last())
+            && first.node != last.node
+        {
+            let mut close = first.clone();
+            close.within_partition = true;
+            steps.push(close);
         }
         Some(steps)
     }

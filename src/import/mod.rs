@@ -25,13 +25,12 @@ pub fn parse_graph(text: &str) -> Result<Graph, ImportError> {
             if let Ok(SchemaProbe {
                 schema: Some(found),
             }) = serde_json::from_str::<SchemaProbe>(text)
+                && found.as_str() != Some(GRAPH_SCHEMA)
             {
-                if found.as_str() != Some(GRAPH_SCHEMA) {
-                    return Err(ImportError::Schema {
-                        found: found.to_string(),
-                        expected: GRAPH_SCHEMA,
-                    });
-                }
+                return Err(ImportError::Schema {
+                    found: found.to_string(),
+                    expected: GRAPH_SCHEMA,
+                });
             }
             return Err(ImportError::from_json(&e));
         }

@@ -52,14 +52,14 @@ impl Groups {
             group_of: vec![NONE; node_count],
             ..Default::default()
         };
-        for h in 0..hulls.len() {
+        for (h, (buffer, _)) in hulls.iter().enumerate() {
             let r = root(&mut parent, h);
             let id = *id_of_root.entry(r).or_insert_with(|| {
                 groups.members.push(Vec::new());
                 groups.buffers.push(Vec::new());
                 (groups.members.len() - 1) as u32
             });
-            groups.buffers[id as usize].push(hulls[h].0);
+            groups.buffers[id as usize].push(*buffer);
         }
         for (n, &o) in owner.iter().enumerate() {
             if o != NONE {
@@ -230,10 +230,10 @@ fn find_cycle(
         path.push((m, false));
     }
     // Close the loop back to the first node, inside the unit the cycle started from.
-    if let (Some(&(first, _)), Some(&(last, _))) = (path.first(), path.last()) {
-        if first != last {
-            path.push((first, true));
-        }
+    if let (Some(&(first, _)), Some(&(last, _))) = (path.first(), path.last())
+        && first != last
+    {
+        path.push((first, true));
     }
     let mut on_cycle: Vec<u32> = cycle.iter().filter_map(|&(_, m)| groups.group(m)).collect();
     on_cycle.sort();

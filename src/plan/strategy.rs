@@ -252,19 +252,19 @@ fn blockers(
     }
     let order = analysis.index.order();
     for &n in order.iter().rev() {
-        if graph.node(n).is_getitem() && blockers[n.index()].is_some() {
-            if let Some(&producer) = graph.node(n).inputs.first() {
-                blockers[producer.index()].get_or_insert(Blocker::TupleSibling(n));
-            }
+        if graph.node(n).is_getitem()
+            && blockers[n.index()].is_some()
+            && let Some(&producer) = graph.node(n).inputs.first()
+        {
+            blockers[producer.index()].get_or_insert(Blocker::TupleSibling(n));
         }
     }
     for &n in order {
-        if graph.node(n).is_getitem() {
-            if let Some(&producer) = graph.node(n).inputs.first() {
-                if blockers[producer.index()].is_some() {
-                    blockers[n.index()].get_or_insert(Blocker::ProducerOnCpu(producer));
-                }
-            }
+        if graph.node(n).is_getitem()
+            && let Some(&producer) = graph.node(n).inputs.first()
+            && blockers[producer.index()].is_some()
+        {
+            blockers[n.index()].get_or_insert(Blocker::ProducerOnCpu(producer));
         }
     }
     blockers

@@ -90,7 +90,8 @@ pub fn random_graph(seed: u64, size: usize) -> RandomGraph {
                 rng.pick(&values).clone()
             };
             let value = rng.pick(&values).clone();
-            b.op(&name, *rng.pick(&scatters[..]), &[&base, &value], supported)
+            let scatter: &str = rng.pick::<&str>(&scatters);
+            b.op(&name, scatter, &[&base, &value], supported)
                 .mutates(&name, &format!("buf{which}"));
             writers.push(name.clone());
         } else if rng.chance(8) {
@@ -112,7 +113,8 @@ pub fn random_graph(seed: u64, size: usize) -> RandomGraph {
             let mut args: Vec<String> = (0..arity).map(|_| rng.pick(&values).clone()).collect();
             args.dedup();
             let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-            b.op(&name, *rng.pick(&targets[..]), &refs, supported);
+            let target: &str = rng.pick::<&str>(&targets);
+            b.op(&name, target, &refs, supported);
         }
         b.meta(&[4, 8], "float32");
         values.push(name);
