@@ -67,9 +67,10 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan) -> String {
             crate::analyse::MutationKind::Slice => "slice",
             crate::analyse::MutationKind::Whole => "whole",
         };
+        let rule = b.rule.map_or(String::new(), |r| format!("[{r}] "));
         let _ = writeln!(
             out,
-            "  {:<40} {:<5} [{kind}, {} nodes]  {}",
+            "  {:<40} {:<5} [{kind}, {} nodes]  {rule}{}",
             b.buffer,
             b.strategy.as_str(),
             chain.chain.len(),
@@ -85,9 +86,11 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan) -> String {
     for p in &plan.measure.partitions {
         partition_line(&mut out, graph, p);
     }
+    // A buffer's decision is already its line above; what adds to it is a path or a finding.
     let explained: Vec<Finding> = plan
         .decisions
         .iter()
+        .filter(|d| d.buffer.is_none() || !d.path.is_empty())
         .chain(&plan.findings)
         .cloned()
         .collect();

@@ -1,0 +1,213 @@
+//! Every rule, with a tagging that keeps it and one that breaks it. A rule added to `RuleId::ALL`
+//! without both cases here fails `every_rule_has_both_cases`.
+
+use partition_planner::analyse::analyse;
+use partition_planner::build::BridgeBuilder;
+use partition_planner::check::{check, verify_plan};
+use partition_planner::graph::Graph;
+use partition_planner::import::parse_graph;
+use partition_planner::options::{DeploymentTarget, Options};
+use partition_planner::plan::{PlanRequest, Strategy, plan};
+use partition_planner::rules::{FindingKind, RuleId};
+use partition_planner::tagging::Tagging;
+
+/// `b_s` is a buffer updated by `scatter(b_s, neg(b_s))`; `sum` reads the new value, `mm` uses a
+/// weight `w`, `odd` is an op Core ML cannot run.
+fn graph() -> Graph {
+    let mut b = BridgeBuilder::new();
+    b.buffer("b_s", "s", &[4, 4])
+        .parameter("w", &[4, 4])
+        .user_input("x", &[4, 4])
+        .op("neg", "aten.neg.default", &["b_s"], true)
+        .op(
+            "scatter",
+            "aten.slice_scatter.default",
+            &["b_s", "neg"],
+            true,
+        )
+        .op("sum", "aten.add.Tensor", &["scatter", "x"], true)
+        .op("mm", "aten.mm.default", &["sum", "w"], true)
+        .op("odd", "aten.nonzero.default", &["mm"], false)
+        .op("mm2", "aten.mm.default", &["odd", "w"], true)
+        .mutates("scatter", "s")
+        .output(&["mm2"]);
+    parse_graph(&b.to_json()).expect("imports")
+}
+
+fn tags(g: &Graph, tagged: &[(&str, &str)]) -> Tagging {
+    Tagging::from_names(g.ids().map(|n| {
+        tagged
+            .iter()
+            .find(|(name, _)| *name == g.name(n))
+            .map(|(_, t)| *t)
+    }))
+}
+
+fn ios18(take_over: bool) -> Options {
+    Options {
+        take_over_mutable_buffer: take_over,
+        minimum_deployment_target: Some(DeploymentTarget::Ios18),
+        ..Options::default()
+    }
+}
+
+/// A state of `s` in tag0 with everything else sensible: keeps every rule.
+const GOOD: &[(&str, &str)] = &[
+    ("b_s", "tag0"),
+    ("neg", "tag0"),
+    ("scatter", "tag0"),
+    ("sum", "tag0"),
+    ("mm", "tag0"),
+    ("w", "tag0"),
+    ("mm2", "tag1"),
+];
+
+/// GOOD with the weight left untagged, as `take_over_constant_data=false` plans it: no copies.
+const GOOD_UNTAGGED_WEIGHT: &[(&str, &str)] = &[
+    ("b_s", "tag0"),
+    ("neg", "tag0"),
+    ("scatter", "tag0"),
+    ("sum", "tag0"),
+    ("mm", "tag0"),
+    ("mm2", "tag1"),
+];
+
+struct Case {
+    rule: RuleId,
+    keeps: Box<dyn Fn(&Graph) -> Vec<RuleId>>,
+    breaks: Box<dyn Fn(&Graph) -> Vec<RuleId>>,
+}
+
+fn findings(
+    g: &Graph,
+    tagged: &[(&str, &str)],
+    options: &Options,
+    kind: FindingKind,
+) -> Vec<RuleId> {
+    let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
+    let mut rules: Vec<RuleId> = check(g, &tags(g, tagged), options, &supported)
+        .into_iter()
+        .filter(|f| f.kind == kind)
+        .map(|f| f.rule)
+        .collect();
+    rules.sort();
+    rules.dedup();
+    rules
+}
+
+fn violations(
+    tagged: &'static [(&'static str, &'static str)],
+    options: Options,
+) -> Box<dyn Fn(&Graph) -> Vec<RuleId>> {
+    Box::new(move |g| findings(g, tagged, &options, FindingKind::Violation))
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            rule: RuleId::Acyclic,
+            keeps: violations(GOOD, ios18(true)),
+            // sum on CPU between scatter and mm, both in tag0: leaves and re-enters tag0.
+            breaks: violations(
+                &[("neg", "tag0"), ("scatter", "tag0"), ("mm", "tag0")],
+                ios18(true),
+            ),
+        },
+        Case {
+            rule: RuleId::Supported,
+            keeps: violations(GOOD, ios18(true)),
+            breaks: violations(&[("odd", "tag0")], ios18(true)),
+        },
+        Case {
+            rule: RuleId::NoHiddenState,
+            keeps: violations(
+                &[("neg", "tag0"), ("scatter", "tag0"), ("sum", "tag0")],
+                ios18(false),
+            ),
+            breaks: violations(GOOD, ios18(false)),
+        },
+        Case {
+            rule: RuleId::StateWhole,
+            keeps: violations(GOOD, ios18(true)),
+            // A reader of the old value (neg) outside the state's partition.
+            breaks: violations(
+                &[("b_s", "tag0"), ("neg", "tag1"), ("scatter", "tag0")],
+                ios18(true),
+            ),
+        },
+        Case {
+            rule: RuleId::StateTarget,
+            keeps: violations(GOOD, ios18(true)),
+            breaks: violations(
+                GOOD,
+                Options {
+                    minimum_deployment_target: Some(DeploymentTarget::Ios17),
+                    ..Options::default()
+                },
+            ),
+        },
+        Case {
+            rule: RuleId::NoStaleCopy,
+            keeps: violations(GOOD, ios18(true)),
+            breaks: violations(&[("b_s", "tag0"), ("neg", "tag0")], ios18(true)),
+        },
+        Case {
+            rule: RuleId::ConstantSharing,
+            keeps: Box::new(|g| findings(g, GOOD_UNTAGGED_WEIGHT, &ios18(true), FindingKind::Cost)),
+            // w owned by tag0 and read by mm2 in tag1: copied.
+            breaks: Box::new(|g| findings(g, GOOD, &ios18(true), FindingKind::Cost)),
+        },
+        Case {
+            rule: RuleId::PlanMatchesTags,
+            keeps: Box::new(|g| plan_claims(g, false)),
+            breaks: Box::new(|g| plan_claims(g, true)),
+        },
+    ]
+}
+
+/// A real plan verified as it is, or after its summary was made to lie about a buffer.
+fn plan_claims(g: &Graph, lie: bool) -> Vec<RuleId> {
+    let mut request = PlanRequest::new(g);
+    request.options = ios18(true);
+    let mut p = plan(g, &analyse(g), &request).expect("plans");
+    assert_eq!(p.buffers[0].strategy, Strategy::State);
+    if lie {
+        p.buffers[0].strategy = Strategy::Cpu;
+    }
+    let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
+    let mut rules: Vec<RuleId> = verify_plan(g, &p, &supported)
+        .into_iter()
+        .filter(|f| f.is_violation())
+        .map(|f| f.rule)
+        .collect();
+    rules.dedup();
+    rules
+}
+
+#[test]
+fn every_rule_has_both_cases() {
+    let g = graph();
+    let cases = cases();
+    for rule in RuleId::ALL {
+        let case = cases
+            .iter()
+            .find(|c| c.rule == rule)
+            .unwrap_or_else(|| panic!("no case for {rule}"));
+        let kept = (case.keeps)(&g);
+        assert!(
+            !kept.contains(&rule),
+            "{rule}: the keeping tagging breaks it: {kept:?}"
+        );
+        let broken = (case.breaks)(&g);
+        assert!(
+            broken.contains(&rule),
+            "{rule}: the breaking tagging keeps it: {broken:?}"
+        );
+    }
+}
+
+#[test]
+fn the_good_tagging_keeps_every_rule_at_once() {
+    let g = graph();
+    assert!(findings(&g, GOOD, &ios18(true), FindingKind::Violation).is_empty());
+}
