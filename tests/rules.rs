@@ -72,10 +72,13 @@ const GOOD_UNTAGGED_WEIGHT: &[(&str, &str)] = &[
     ("mm2", "tag1"),
 ];
 
+/// The rules a tagging built on the graph breaks (or pays for).
+type RulesOf = Box<dyn Fn(&Graph) -> Vec<RuleId>>;
+
 struct Case {
     rule: RuleId,
-    keeps: Box<dyn Fn(&Graph) -> Vec<RuleId>>,
-    breaks: Box<dyn Fn(&Graph) -> Vec<RuleId>>,
+    keeps: RulesOf,
+    breaks: RulesOf,
 }
 
 fn findings(
@@ -95,10 +98,7 @@ fn findings(
     rules
 }
 
-fn violations(
-    tagged: &'static [(&'static str, &'static str)],
-    options: Options,
-) -> Box<dyn Fn(&Graph) -> Vec<RuleId>> {
+fn violations(tagged: &'static [(&'static str, &'static str)], options: Options) -> RulesOf {
     Box::new(move |g| findings(g, tagged, &options, FindingKind::Violation))
 }
 
