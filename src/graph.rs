@@ -160,33 +160,10 @@ pub struct Graph {
     pub output: NodeId,
     /// Provenance the exporter wrote (versions, model), echoed into reports.
     pub producer: Option<serde_json::Value>,
-    names: HashMap<String, NodeId>,
+    pub(crate) names: HashMap<String, NodeId>,
 }
 
 impl Graph {
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        nodes: Vec<Node>,
-        roles: Vec<NodeRoles>,
-        signature: Signature,
-        options: Options,
-        order: Vec<NodeId>,
-        output: NodeId,
-        producer: Option<serde_json::Value>,
-        names: HashMap<String, NodeId>,
-    ) -> Self {
-        Graph {
-            nodes,
-            roles,
-            signature,
-            options,
-            order,
-            output,
-            producer,
-            names,
-        }
-    }
-
     pub fn len(&self) -> usize {
         self.nodes.len()
     }

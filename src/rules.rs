@@ -225,3 +225,15 @@ impl fmt::Display for Finding {
         Ok(())
     }
 }
+
+/// The distinct rules the findings break, in rule order (costs and decisions left out).
+pub fn violated(findings: &[Finding]) -> Vec<RuleId> {
+    let mut rules: Vec<RuleId> = findings
+        .iter()
+        .filter(|f| f.is_violation())
+        .map(|f| f.rule)
+        .collect();
+    rules.sort();
+    rules.dedup();
+    rules
+}

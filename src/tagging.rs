@@ -42,6 +42,18 @@ impl Tagging {
         Tagging { names, of }
     }
 
+    /// Tags the named nodes; every other node is on CPU. A name the graph lacks is an error.
+    pub fn by_name<'a>(graph: &Graph, tagged: &[(&'a str, &'a str)]) -> Result<Self, String> {
+        let mut tags: Vec<Option<&'a str>> = vec![None; graph.len()];
+        for &(node, tag) in tagged {
+            let id = graph
+                .find(node)
+                .ok_or_else(|| format!("no node is named {node:?}"))?;
+            tags[id.index()] = Some(tag);
+        }
+        Ok(Self::from_names(tags))
+    }
+
     pub fn partition(&self, n: NodeId) -> Option<u32> {
         self.of[n.index()]
     }
@@ -64,5 +76,25 @@ impl Tagging {
 
     pub fn partitions(&self) -> &[Option<u32>] {
         &self.of
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{load, seed_graph};
+
+    #[test]
+    fn by_name_tags_named_nodes_and_refuses_unknown_ones() {
+        let g = load(&seed_graph());
+        let t = Tagging::by_name(&g, &[("mul", "tag3"), ("sum", "tag1"), ("add", "tag3")]).unwrap();
+        assert_eq!(t.partition_count(), 2);
+        assert_eq!(t.tag(g.find("add").unwrap()), Some("tag3"));
+        assert_eq!(t.tag(g.find("x").unwrap()), None);
+        assert_eq!(
+            Tagging::by_name(&g, &[("nope", "tag0")]).unwrap_err(),
+            "no node is named \"nope\""
+        );
+        assert_eq!(Tagging::stock(&g).partition_count(), 0);
     }
 }

@@ -7,7 +7,7 @@ use partition_planner::graph::Graph;
 use partition_planner::import::parse_graph;
 use partition_planner::options::{DeploymentTarget, Options};
 use partition_planner::plan::{PlanRequest, Strategy, StrategyRequest, plan};
-use partition_planner::rules::{Finding, RuleId};
+use partition_planner::rules::{Finding, RuleId, violated};
 use partition_planner::tagging::Tagging;
 use std::path::PathBuf;
 
@@ -35,17 +35,6 @@ fn all_graphs() -> Vec<(String, Graph)> {
 fn stock_check(g: &Graph, options: &Options) -> Vec<Finding> {
     let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
     check(g, &Tagging::stock(g), options, &supported)
-}
-
-fn violated(findings: &[Finding]) -> Vec<RuleId> {
-    let mut r: Vec<RuleId> = findings
-        .iter()
-        .filter(|f| f.is_violation())
-        .map(|f| f.rule)
-        .collect();
-    r.sort();
-    r.dedup();
-    r
 }
 
 #[test]

@@ -34,15 +34,6 @@ fn graph() -> Graph {
     parse_graph(&b.to_json()).expect("imports")
 }
 
-fn tags(g: &Graph, tagged: &[(&str, &str)]) -> Tagging {
-    Tagging::from_names(g.ids().map(|n| {
-        tagged
-            .iter()
-            .find(|(name, _)| *name == g.name(n))
-            .map(|(_, t)| *t)
-    }))
-}
-
 fn ios18(take_over: bool) -> Options {
     Options {
         take_over_mutable_buffer: take_over,
@@ -88,11 +79,16 @@ fn findings(
     kind: FindingKind,
 ) -> Vec<RuleId> {
     let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
-    let mut rules: Vec<RuleId> = check(g, &tags(g, tagged), options, &supported)
-        .into_iter()
-        .filter(|f| f.kind == kind)
-        .map(|f| f.rule)
-        .collect();
+    let mut rules: Vec<RuleId> = check(
+        g,
+        &Tagging::by_name(g, tagged).expect("case names"),
+        options,
+        &supported,
+    )
+    .into_iter()
+    .filter(|f| f.kind == kind)
+    .map(|f| f.rule)
+    .collect();
     rules.sort();
     rules.dedup();
     rules

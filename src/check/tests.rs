@@ -2,30 +2,15 @@ use super::*;
 use crate::build::BridgeBuilder;
 use crate::fixtures::{load, seed_graph};
 use crate::options::DeploymentTarget;
+use crate::rules::violated as rules;
 
 fn tags(g: &Graph, tagged: &[(&str, &str)]) -> Tagging {
-    Tagging::from_names(g.ids().map(|n| {
-        tagged
-            .iter()
-            .find(|(name, _)| *name == g.name(n))
-            .map(|(_, t)| *t)
-    }))
+    Tagging::by_name(g, tagged).expect("fixture names")
 }
 
 fn run(g: &Graph, t: &Tagging, o: &Options) -> Vec<Finding> {
     let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
     check(g, t, o, &supported)
-}
-
-fn rules(findings: &[Finding]) -> Vec<RuleId> {
-    let mut r: Vec<RuleId> = findings
-        .iter()
-        .filter(|f| f.is_violation())
-        .map(|f| f.rule)
-        .collect();
-    r.sort();
-    r.dedup();
-    r
 }
 
 const SEED_ALL: [&str; 10] = [

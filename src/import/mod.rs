@@ -67,16 +67,16 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
         compute_unit: o.compute_unit,
         compute_precision: o.compute_precision,
     };
-    Ok(Graph::new(
+    Ok(Graph {
         nodes,
         roles,
         signature,
         options,
         order,
         output,
-        raw.producer,
+        producer: raw.producer,
         names,
-    ))
+    })
 }
 
 fn index_names(raw: &[RawNode]) -> Result<HashMap<String, NodeId>, ImportError> {

@@ -92,53 +92,79 @@ pub(crate) struct Levels {
     pub count: u32,
 }
 
+/// Units of the contracted graph: group k is unit k, any other node x is unit `groups + x`.
+struct Units<'a> {
+    groups: &'a Groups,
+    /// Every node id, so that a single node is a one-element slice of it.
+    ids: Vec<NodeId>,
+}
+
+impl<'a> Units<'a> {
+    fn new(groups: &'a Groups, node_count: usize) -> Self {
+        Units {
+            groups,
+            ids: (0..node_count as u32).map(NodeId).collect(),
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.groups.members.len() + self.ids.len()
+    }
+
+    fn of(&self, x: NodeId) -> usize {
+        match self.groups.group(x) {
+            Some(k) => k as usize,
+            None => self.groups.members.len() + x.index(),
+        }
+    }
+
+    fn members(&self, u: usize) -> &[NodeId] {
+        let g = self.groups.members.len();
+        if u < g {
+            &self.groups.members[u]
+        } else {
+            std::slice::from_ref(&self.ids[u - g])
+        }
+    }
+}
+
 pub(crate) fn assign(
     index: &GraphIndex,
     groups: &Groups,
     eligible: &[bool],
 ) -> Result<Levels, GroupCycle> {
     let n = index.node_count();
-    let g = groups.members.len();
-    let unit_of = |x: NodeId| -> usize {
-        match groups.group(x) {
-            Some(k) => k as usize,
-            None => g + x.index(),
-        }
-    };
+    let units = Units::new(groups, n);
     let delegate = |x: NodeId| groups.group(x).is_some() || eligible[x.index()];
-    let mut pending = vec![0u32; g + n];
+    let mut pending = vec![0u32; units.count()];
     for &x in index.order() {
         for &q in index.predecessors(x) {
-            if unit_of(q) != unit_of(x) {
-                pending[unit_of(x)] += 1;
+            if units.of(q) != units.of(x) {
+                pending[units.of(x)] += 1;
             }
         }
     }
-    let mut ready: Vec<usize> = (0..g).filter(|&k| pending[k] == 0).collect();
+    // Each unit once: groups, then the nodes in no group.
+    let mut ready: Vec<usize> = (0..groups.members.len())
+        .filter(|&k| pending[k] == 0)
+        .collect();
     ready.extend(
         index
             .order()
             .iter()
             .filter(|&&x| groups.group(x).is_none())
-            .map(|&x| g + x.index())
+            .map(|&x| units.of(x))
             .filter(|&u| pending[u] == 0),
     );
     let mut level = vec![NONE; n];
     let mut done = 0usize;
-    let single = |u: usize| [NodeId((u - g) as u32)];
     while let Some(u) = ready.pop() {
-        let one;
-        let members: &[NodeId] = if u < g {
-            &groups.members[u]
-        } else {
-            one = single(u);
-            &one
-        };
+        let members = units.members(u);
         let is_delegate = delegate(members[0]);
         let mut r = u32::from(is_delegate);
         for &m in members {
             for &q in index.predecessors(m) {
-                if unit_of(q) != u {
+                if units.of(q) != u {
                     let step = u32::from(is_delegate && !delegate(q));
                     r = r.max(level[q.index()] + step);
                 }
@@ -150,7 +176,7 @@ pub(crate) fn assign(
         done += members.len();
         for &m in members {
             for &s in index.successors(m) {
-                let us = unit_of(s);
+                let us = units.of(s);
                 if us != u {
                     pending[us] -= 1;
                     if pending[us] == 0 {
@@ -161,30 +187,17 @@ pub(crate) fn assign(
         }
     }
     if done < n {
-        return Err(find_cycle(index, groups, &level, &unit_of));
+        return Err(find_cycle(index, &units, &level));
     }
-    let mut count = 0;
-    let partition = index
-        .order()
-        .iter()
-        .fold(vec![None; n], |mut partition, &x| {
-            if delegate(x) {
-                partition[x.index()] = Some(level[x.index()] - 1);
-                count = count.max(level[x.index()]);
-            }
-            partition
-        });
+    let partition: Vec<Option<u32>> = (0..n)
+        .map(|i| delegate(NodeId(i as u32)).then(|| level[i] - 1))
+        .collect();
+    let count = partition.iter().flatten().map(|p| p + 1).max().unwrap_or(0);
     Ok(Levels { partition, count })
 }
 
 /// Walks backwards through units not yet levelled (each has such a predecessor) until one repeats.
-fn find_cycle(
-    index: &GraphIndex,
-    groups: &Groups,
-    level: &[u32],
-    unit_of: &dyn Fn(NodeId) -> usize,
-) -> GroupCycle {
-    let g = groups.members.len();
+fn find_cycle(index: &GraphIndex, units: &Units, level: &[u32]) -> GroupCycle {
     let start = index
         .order()
         .iter()
@@ -194,25 +207,20 @@ fn find_cycle(
     let mut seen: HashMap<usize, usize> = HashMap::new();
     // Each step: the edge (from, into) by which the walk entered `into`'s unit from `from`'s.
     let mut steps: Vec<(NodeId, NodeId)> = Vec::new();
-    let mut unit = unit_of(start);
+    let mut unit = units.of(start);
     while !seen.contains_key(&unit) {
         seen.insert(unit, steps.len());
-        let members: Vec<NodeId> = if unit < g {
-            groups.members[unit].clone()
-        } else {
-            vec![NodeId((unit - g) as u32)]
-        };
-        let edge = members.iter().find_map(|&m| {
+        let edge = units.members(unit).iter().find_map(|&m| {
             index
                 .predecessors(m)
                 .iter()
-                .find(|&&q| unit_of(q) != unit && level[q.index()] == NONE)
+                .find(|&&q| units.of(q) != unit && level[q.index()] == NONE)
                 .map(|&q| (q, m))
         });
         match edge {
             Some((q, m)) => {
                 steps.push((q, m));
-                unit = unit_of(q);
+                unit = units.of(q);
             }
             None => break,
         }
@@ -235,7 +243,10 @@ fn find_cycle(
     {
         path.push((first, true));
     }
-    let mut on_cycle: Vec<u32> = cycle.iter().filter_map(|&(_, m)| groups.group(m)).collect();
+    let mut on_cycle: Vec<u32> = cycle
+        .iter()
+        .filter_map(|&(_, m)| units.groups.group(m))
+        .collect();
     on_cycle.sort();
     on_cycle.dedup();
     GroupCycle {
