@@ -4,6 +4,7 @@
 //! The data flows one way: [`import`] → [`analyse`] → [`plan`] → [`check`] → [`report`].
 
 pub mod analyse;
+pub mod api;
 pub mod build;
 pub mod check;
 #[cfg(test)]

@@ -2,15 +2,8 @@
 //! 3 when the planner produced a plan its own checker rejects (a bug: please report it).
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use partition_planner::analyse::analyse;
-use partition_planner::check::check;
-use partition_planner::graph::Graph;
-use partition_planner::import::parse_graph;
-use partition_planner::measure::measure;
-use partition_planner::options::{DeploymentTarget, Options};
-use partition_planner::plan::{PlanRequest, StrategyRequest, plan};
-use partition_planner::report;
-use partition_planner::tagging::Tagging;
+use partition_planner::api::{Overrides, check_document, plan_document};
+use partition_planner::options::DeploymentTarget;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -60,6 +53,43 @@ struct Common {
     output: Option<PathBuf>,
 }
 
+impl Common {
+    fn overrides(&self, strategies: Vec<String>) -> Overrides {
+        Overrides {
+            take_over_mutable_buffer: self.take_over_mutable_buffer,
+            take_over_constant_data: self.take_over_constant_data,
+            minimum_deployment_target: self.min_target,
+            strategies,
+        }
+    }
+
+    fn render(
+        &self,
+        json: impl FnOnce() -> serde_json::Value,
+        text: impl FnOnce() -> String,
+    ) -> String {
+        match self.format {
+            Format::Json => {
+                let mut s = serde_json::to_string_pretty(&json()).unwrap_or_default();
+                s.push('\n');
+                s
+            }
+            Format::Text => text(),
+        }
+    }
+
+    fn emit(&self, report: String) -> Result<(), Failure> {
+        match &self.output {
+            Some(path) => std::fs::write(path, report)
+                .map_err(|e| Failure(2, format!("cannot write {}: {e}", path.display()))),
+            None => {
+                print!("{report}");
+                Ok(())
+            }
+        }
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum Format {
     Json,
@@ -70,8 +100,7 @@ enum Format {
 struct Failure(u8, String);
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(cli) {
+    match run(Cli::parse()) {
         Ok(code) => ExitCode::from(code),
         Err(Failure(code, message)) => {
             eprintln!("partition-planner: {message}");
@@ -80,68 +109,19 @@ fn main() -> ExitCode {
     }
 }
 
-fn load(path: &Path) -> Result<Graph, Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure(2, format!("cannot read {}: {e}", path.display())))?;
-    parse_graph(&text).map_err(|e| Failure(2, format!("{}: {e}", path.display())))
-}
-
-fn options(graph: &Graph, common: &Common) -> Options {
-    let mut o = graph.options.clone();
-    if let Some(v) = common.take_over_mutable_buffer {
-        o.take_over_mutable_buffer = v;
-    }
-    if let Some(v) = common.take_over_constant_data {
-        o.take_over_constant_data = v;
-    }
-    if let Some(t) = common.min_target {
-        o.minimum_deployment_target = Some(t);
-    }
-    o
-}
-
-fn emit(common: &Common, text: String) -> Result<(), Failure> {
-    match &common.output {
-        Some(path) => std::fs::write(path, text)
-            .map_err(|e| Failure(2, format!("cannot write {}: {e}", path.display()))),
-        None => {
-            print!("{text}");
-            Ok(())
-        }
-    }
-}
-
-fn pretty(v: &serde_json::Value) -> String {
-    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
-    s.push('\n');
-    s
+fn read(path: &Path) -> Result<String, Failure> {
+    std::fs::read_to_string(path)
+        .map_err(|e| Failure(2, format!("cannot read {}: {e}", path.display())))
 }
 
 fn run(cli: Cli) -> Result<u8, Failure> {
     match cli.command {
         Command::Plan { common, strategies } => {
-            let graph = load(&common.graph)?;
-            let mut request = PlanRequest::new(&graph);
-            request.options = options(&graph, &common);
-            for s in &strategies {
-                match s.split_once('=') {
-                    Some((buffer, strategy)) => {
-                        let r: StrategyRequest = strategy.parse().map_err(|e| Failure(2, e))?;
-                        request.buffer_strategies.push((buffer.to_string(), r));
-                    }
-                    None => request.strategy = s.parse().map_err(|e| Failure(2, e))?,
-                }
-            }
-            let analysis = analyse(&graph);
-            let plan = plan(&graph, &analysis, &request).map_err(|e| Failure(2, e.to_string()))?;
-            emit(
-                &common,
-                match common.format {
-                    Format::Json => pretty(&report::plan_json(&graph, &analysis, &plan)),
-                    Format::Text => report::plan_text(&graph, &analysis, &plan),
-                },
-            )?;
-            if let Some(v) = plan.violations().next() {
+            let text = read(&common.graph)?;
+            let planned = plan_document(&text, &common.overrides(strategies))
+                .map_err(|e| Failure(2, format!("{}: {e}", common.graph.display())))?;
+            common.emit(common.render(|| planned.json(), || planned.text()))?;
+            if let Some(v) = planned.plan.violations().next() {
                 return Err(Failure(
                     3,
                     format!("internal error: the checker rejects this plan: {v}"),
@@ -150,26 +130,11 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             Ok(0)
         }
         Command::Check { common } => {
-            let graph = load(&common.graph)?;
-            let options = options(&graph, &common);
-            let tagging = Tagging::stock(&graph);
-            let supported: Vec<bool> = graph.nodes.iter().map(|n| n.supported).collect();
-            let found = check(&graph, &tagging, &options, &supported);
-            let measured = measure(&graph, &tagging);
-            emit(
-                &common,
-                match common.format {
-                    Format::Json => {
-                        pretty(&report::check_json(&graph, &tagging, &measured, &found))
-                    }
-                    Format::Text => report::check_text(&graph, &measured, &found),
-                },
-            )?;
-            Ok(if found.iter().any(|f| f.is_violation()) {
-                1
-            } else {
-                0
-            })
+            let text = read(&common.graph)?;
+            let checked = check_document(&text, &common.overrides(Vec::new()))
+                .map_err(|e| Failure(2, format!("{}: {e}", common.graph.display())))?;
+            common.emit(common.render(|| checked.json(), || checked.text()))?;
+            Ok(if checked.ok() { 0 } else { 1 })
         }
     }
 }

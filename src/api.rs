@@ -1,0 +1,139 @@
+//! One-call entry points over documents, shared by the CLI and the Python binding so that neither
+//! builds requests or reports on its own: bridge JSON text in, a report out.
+
+use crate::analyse::analyse;
+use crate::check::check;
+use crate::graph::Graph;
+use crate::import::{ImportError, parse_graph};
+use crate::measure::measure;
+use crate::options::{DeploymentTarget, Options};
+use crate::plan::{Plan, PlanError, PlanRequest, StrategyRequest, plan};
+use crate::report;
+use crate::rules::Finding;
+use crate::tagging::Tagging;
+use serde::Deserialize;
+
+/// What a caller may override of the document's own options, and the strategies it asks for.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Overrides {
+    #[serde(default)]
+    pub take_over_mutable_buffer: Option<bool>,
+    #[serde(default)]
+    pub take_over_constant_data: Option<bool>,
+    #[serde(default)]
+    pub minimum_deployment_target: Option<DeploymentTarget>,
+    /// `state`, `cpu`, `io` or `auto` for every buffer, or `BUFFER=STRATEGY` for one; in order.
+    #[serde(default)]
+    pub strategies: Vec<String>,
+}
+
+impl Overrides {
+    pub fn options(&self, graph: &Graph) -> Options {
+        let mut o = graph.options.clone();
+        if let Some(v) = self.take_over_mutable_buffer {
+            o.take_over_mutable_buffer = v;
+        }
+        if let Some(v) = self.take_over_constant_data {
+            o.take_over_constant_data = v;
+        }
+        if let Some(t) = self.minimum_deployment_target {
+            o.minimum_deployment_target = Some(t);
+        }
+        o
+    }
+
+    pub fn request(&self, graph: &Graph) -> Result<PlanRequest, ApiError> {
+        let mut request = PlanRequest::new(graph);
+        request.options = self.options(graph);
+        for s in &self.strategies {
+            match s.split_once('=') {
+                Some((buffer, strategy)) => {
+                    let r: StrategyRequest = strategy.parse().map_err(ApiError::Usage)?;
+                    request.buffer_strategies.push((buffer.to_string(), r));
+                }
+                None => request.strategy = s.parse().map_err(ApiError::Usage)?,
+            }
+        }
+        Ok(request)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    Import(#[from] ImportError),
+    #[error("{0}")]
+    Plan(#[from] PlanError),
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// A planned document: the graph and its analysis, kept for reporting.
+pub struct Planned {
+    pub graph: Graph,
+    pub analysis: crate::analyse::Analysis,
+    pub plan: Plan,
+}
+
+impl Planned {
+    pub fn json(&self) -> serde_json::Value {
+        report::plan_json(&self.graph, &self.analysis, &self.plan)
+    }
+    pub fn text(&self) -> String {
+        report::plan_text(&self.graph, &self.analysis, &self.plan)
+    }
+}
+
+pub fn plan_document(text: &str, overrides: &Overrides) -> Result<Planned, ApiError> {
+    let graph = parse_graph(text)?;
+    let request = overrides.request(&graph)?;
+    let analysis = analyse(&graph);
+    let plan = plan(&graph, &analysis, &request)?;
+    Ok(Planned {
+        graph,
+        analysis,
+        plan,
+    })
+}
+
+/// A checked document: the tags it carries and every finding on them.
+pub struct Checked {
+    pub graph: Graph,
+    pub tagging: Tagging,
+    pub findings: Vec<Finding>,
+}
+
+impl Checked {
+    pub fn ok(&self) -> bool {
+        !self.findings.iter().any(Finding::is_violation)
+    }
+    pub fn json(&self) -> serde_json::Value {
+        report::check_json(
+            &self.graph,
+            &self.tagging,
+            &measure(&self.graph, &self.tagging),
+            &self.findings,
+        )
+    }
+    pub fn text(&self) -> String {
+        report::check_text(
+            &self.graph,
+            &measure(&self.graph, &self.tagging),
+            &self.findings,
+        )
+    }
+}
+
+pub fn check_document(text: &str, overrides: &Overrides) -> Result<Checked, ApiError> {
+    let graph = parse_graph(text)?;
+    let options = overrides.options(&graph);
+    let tagging = Tagging::stock(&graph);
+    let supported: Vec<bool> = graph.nodes.iter().map(|n| n.supported).collect();
+    let findings = check(&graph, &tagging, &options, &supported);
+    Ok(Checked {
+        graph,
+        tagging,
+        findings,
+    })
+}
