@@ -27,13 +27,16 @@ pub enum RuleId {
     /// A constant used by several partitions is copied into each.
     #[serde(rename = "CONSTANT_SHARING")]
     ConstantSharing,
+    /// A delegate partition that reads no runtime value exists only at iOS18 or later.
+    #[serde(rename = "NO_INPUT_TARGET")]
+    NoInputTarget,
     /// A plan's own summary (strategies, states, partitions) agrees with its node tags.
     #[serde(rename = "PLAN_MATCHES_TAGS")]
     PlanMatchesTags,
 }
 
 impl RuleId {
-    pub const ALL: [RuleId; 8] = [
+    pub const ALL: [RuleId; 9] = [
         RuleId::Acyclic,
         RuleId::Supported,
         RuleId::NoHiddenState,
@@ -41,6 +44,7 @@ impl RuleId {
         RuleId::StateTarget,
         RuleId::NoStaleCopy,
         RuleId::ConstantSharing,
+        RuleId::NoInputTarget,
         RuleId::PlanMatchesTags,
     ];
 
@@ -53,6 +57,7 @@ impl RuleId {
             RuleId::StateTarget => "STATE_TARGET",
             RuleId::NoStaleCopy => "NO_STALE_COPY",
             RuleId::ConstantSharing => "CONSTANT_SHARING",
+            RuleId::NoInputTarget => "NO_INPUT_TARGET",
             RuleId::PlanMatchesTags => "PLAN_MATCHES_TAGS",
         }
     }
@@ -78,6 +83,9 @@ impl RuleId {
             }
             RuleId::ConstantSharing => {
                 "the constant's bytes are stored once per partition that uses it"
+            }
+            RuleId::NoInputTarget => {
+                "executorch refuses the delegate: \"Deploying a model with no inputs in CoreML requires you set minimum_deployment_target to iOS18 or later\""
             }
             RuleId::PlanMatchesTags => "the plan says one thing and applies another",
         }

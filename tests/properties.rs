@@ -230,6 +230,7 @@ fn random_graphs_cover_every_decision() {
         "finding:STATE_TARGET",
         "finding:SUPPORTED",
         "finding:CONSTANT_SHARING",
+        "finding:NO_INPUT_TARGET",
         "several partitions",
     ] {
         assert!(

@@ -12,7 +12,7 @@ use partition_planner::rules::{FindingKind, RuleId};
 use partition_planner::tagging::Tagging;
 
 /// `b_s` is a buffer updated by `scatter(b_s, neg(b_s))`; `sum` reads the new value, `mm` uses a
-/// weight `w`, `odd` is an op Core ML cannot run.
+/// weight `w`, `odd` is an op Core ML cannot run, `wsq` is computed from the weight alone.
 fn graph() -> Graph {
     let mut b = BridgeBuilder::new();
     b.buffer("b_s", "s", &[4, 4])
@@ -28,7 +28,8 @@ fn graph() -> Graph {
         .op("sum", "aten.add.Tensor", &["scatter", "x"], true)
         .op("mm", "aten.mm.default", &["sum", "w"], true)
         .op("odd", "aten.nonzero.default", &["mm"], false)
-        .op("mm2", "aten.mm.default", &["odd", "w"], true)
+        .op("wsq", "aten.mul.Tensor", &["w", "w"], true)
+        .op("mm2", "aten.mm.default", &["odd", "wsq"], true)
         .mutates("scatter", "s")
         .output(&["mm2"]);
     parse_graph(&b.to_json()).expect("imports")
@@ -152,6 +153,24 @@ fn cases() -> Vec<Case> {
             keeps: Box::new(|g| findings(g, GOOD_UNTAGGED_WEIGHT, &ios18(true), FindingKind::Cost)),
             // w owned by tag0 and read by mm2 in tag1: copied.
             breaks: Box::new(|g| findings(g, GOOD, &ios18(true), FindingKind::Cost)),
+        },
+        Case {
+            rule: RuleId::NoInputTarget,
+            keeps: violations(
+                GOOD,
+                Options {
+                    minimum_deployment_target: Some(DeploymentTarget::Ios17),
+                    ..Options::default()
+                },
+            ),
+            // wsq alone with the weight it squares: a Core ML model without inputs, below iOS18.
+            breaks: violations(
+                &[("w", "tag2"), ("wsq", "tag2")],
+                Options {
+                    minimum_deployment_target: Some(DeploymentTarget::Ios17),
+                    ..Options::default()
+                },
+            ),
         },
         Case {
             rule: RuleId::PlanMatchesTags,

@@ -41,6 +41,7 @@ pub fn check(
     findings.extend(c.buffers(options));
     findings.extend(c.acyclic());
     findings.extend(c.constant_sharing());
+    findings.extend(c.inputs(options));
     findings
 }
 
@@ -429,6 +430,33 @@ impl<'a> Checker<'a> {
             steps.push(close);
         }
         Some(steps)
+    }
+
+    /// NO_INPUT_TARGET: below iOS18 every partition reads a runtime value; constants tagged into it
+    /// and states it owns are not inputs of the Core ML model.
+    fn inputs(&self, options: &Options) -> Vec<Finding> {
+        if options.target_allows_states() {
+            return Vec::new();
+        }
+        measure(self.graph, self.tagging)
+            .partitions
+            .into_iter()
+            .filter(|p| p.inputs.is_empty() && p.nodes > 0)
+            .map(|p| {
+                let members: Vec<&str> = self
+                    .graph
+                    .ids()
+                    .filter(|&n| self.tagging.tag(n) == Some(p.tag.as_str()) && self.graph.node(n).op == OpKind::CallFunction)
+                    .map(|n| self.name(n))
+                    .collect();
+                Finding::violation(
+                    RuleId::NoInputTarget,
+                    format!("partition {} reads no runtime value ({}) but the minimum deployment target is {}", p.tag, members.join(", "), options.target_label()),
+                )
+                .partition(&p.tag)
+                .nodes(members)
+            })
+            .collect()
     }
 
     /// CONSTANT_SHARING: a tagged constant read by other partitions or CPU is copied for each.

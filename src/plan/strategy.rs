@@ -20,6 +20,8 @@ enum Blocker {
     TupleSibling(NodeId),
     /// A `getitem` whose producer runs on CPU.
     ProducerOnCpu(NodeId),
+    /// Its partition would read no runtime value, which Core ML allows only from iOS18.
+    NoInput,
 }
 
 pub(super) struct Outcome {
@@ -105,8 +107,9 @@ pub(super) fn decide(
         })
         .collect();
     let mut findings = Vec::new();
+    let mut no_input = vec![false; graph.len()];
     loop {
-        let blockers = blockers(graph, analysis, request, &outcomes);
+        let blockers = blockers(graph, analysis, request, &outcomes, &no_input);
         let mut demoted = false;
         for (b, chain) in analysis.buffers.iter().enumerate() {
             if outcomes[b].strategy != Strategy::State {
@@ -143,6 +146,28 @@ pub(super) fn decide(
         let eligible: Vec<bool> = blockers.iter().map(Option::is_none).collect();
         match levels::assign(&analysis.index, &groups, &eligible) {
             Ok(levels) => {
+                let stranded = inputless_partitions(graph, analysis, request, &levels);
+                if !stranded.is_empty() {
+                    for nodes in stranded {
+                        for &n in &nodes {
+                            no_input[n.index()] = true;
+                        }
+                        let names: Vec<&str> = nodes.iter().map(|&n| graph.name(n)).collect();
+                        findings.push(
+                            Finding::new(
+                                RuleId::NoInputTarget,
+                                FindingKind::Decision,
+                                format!(
+                                    "{} would form a partition that reads no runtime value, which Core ML allows only from iOS18 (the target is {}): they run on CPU",
+                                    names.join(", "),
+                                    options.target_label()
+                                ),
+                            )
+                            .nodes(names),
+                        );
+                    }
+                    continue;
+                }
                 for (b, chain) in analysis.buffers.iter().enumerate() {
                     if outcomes[b].strategy == Strategy::State {
                         let tag = levels.partition[chain.placeholder.index()].unwrap_or_default();
@@ -232,16 +257,21 @@ fn blockers(
     analysis: &Analysis,
     request: &PlanRequest,
     outcomes: &[Outcome],
+    no_input: &[bool],
 ) -> Vec<Option<Blocker>> {
     let mut blockers: Vec<Option<Blocker>> = graph
         .nodes
         .iter()
         .zip(&request.supported)
-        .map(|(node, &supported)| match (node.op, supported) {
-            (OpKind::CallFunction, true) => None,
-            (OpKind::CallFunction, false) => Some(Blocker::Unsupported),
-            _ => Some(Blocker::NotAnOp),
-        })
+        .zip(no_input)
+        .map(
+            |((node, &supported), &no_input)| match (node.op, supported) {
+                (OpKind::CallFunction, true) if no_input => Some(Blocker::NoInput),
+                (OpKind::CallFunction, true) => None,
+                (OpKind::CallFunction, false) => Some(Blocker::Unsupported),
+                _ => Some(Blocker::NotAnOp),
+            },
+        )
         .collect();
     for (b, chain) in analysis.buffers.iter().enumerate() {
         if outcomes[b].strategy == Strategy::Cpu {
@@ -314,6 +344,12 @@ fn explain_blocker(
                 graph.name(item)
             ),
         ),
+        Blocker::NoInput => (
+            RuleId::NoInputTarget,
+            format!(
+                "{what} would sit in a partition without runtime inputs, which Core ML allows only from iOS18"
+            ),
+        ),
         Blocker::ProducerOnCpu(producer) => (
             RuleId::Supported,
             format!(
@@ -322,4 +358,40 @@ fn explain_blocker(
             ),
         ),
     }
+}
+
+/// Below iOS18, the `call_function` nodes of each partition that would read no runtime value:
+/// constants tagged into it (with `take_over_constant_data`) and nodes inside it are not inputs.
+fn inputless_partitions(
+    graph: &Graph,
+    analysis: &Analysis,
+    request: &PlanRequest,
+    levels: &levels::Levels,
+) -> Vec<Vec<NodeId>> {
+    if request.options.target_allows_states() {
+        return Vec::new();
+    }
+    let constants_inside = request.options.take_over_constant_data;
+    let mut has_input = vec![false; levels.count as usize];
+    let mut members: Vec<Vec<NodeId>> = vec![Vec::new(); levels.count as usize];
+    for &n in analysis.index.order() {
+        let Some(p) = levels.partition[n.index()] else {
+            continue;
+        };
+        if graph.node(n).op != OpKind::CallFunction {
+            continue;
+        }
+        members[p as usize].push(n);
+        let reads_runtime = graph.node(n).inputs.iter().any(|&q| {
+            levels.partition[q.index()] != Some(p)
+                && !(constants_inside && graph.role(q).is_constant_data())
+        });
+        has_input[p as usize] |= reads_runtime;
+    }
+    members
+        .into_iter()
+        .zip(has_input)
+        .filter(|(m, has)| !has && !m.is_empty())
+        .map(|(m, _)| m)
+        .collect()
 }

@@ -282,3 +282,42 @@ fn delegate_nodes_with_no_cpu_node_between_them_share_a_partition() {
         (Some("tag0"), Some("tag0"), Some("tag1"))
     );
 }
+
+#[test]
+fn below_ios18_a_partition_without_runtime_inputs_runs_on_cpu() {
+    // As in the seed's whole-buffer twin: `table`, computed from a weight alone, feeds a CPU op that
+    // everything else waits for, so it is a delegate run by itself: a Core ML model without inputs.
+    let mut b = BridgeBuilder::new();
+    b.parameter("w", &[4, 4])
+        .user_input("x", &[4, 4])
+        .op("table", "aten.mul.Tensor", &["w", "w"], true)
+        .op("gate", "aten.index_put.default", &["x", "table"], false)
+        .op("out", "aten.mm.default", &["gate", "x"], true)
+        .output(&["out"]);
+    let g = load(&b);
+    let p = plan_with(&g, |r| {
+        r.options.minimum_deployment_target = Some(DeploymentTarget::Ios17)
+    });
+    assert_eq!(
+        (tag(&g, &p, "table"), tag(&g, &p, "out")),
+        (None, Some("tag0"))
+    );
+    let moved = p
+        .decisions
+        .iter()
+        .find(|d| d.rule == RuleId::NoInputTarget)
+        .expect("explained");
+    assert_eq!(moved.nodes, ["table"]);
+    // At iOS18 a model without inputs is fine.
+    let p = plan_with(&g, ios18);
+    assert_eq!(
+        (tag(&g, &p, "table"), tag(&g, &p, "out")),
+        (Some("tag0"), Some("tag1"))
+    );
+    // Without take-over of constants the weight is an input: delegated at iOS17 too.
+    let p = plan_with(&g, |r| {
+        r.options.minimum_deployment_target = Some(DeploymentTarget::Ios17);
+        r.options.take_over_constant_data = false;
+    });
+    assert_eq!(tag(&g, &p, "table"), Some("tag0"));
+}
