@@ -21,31 +21,7 @@ from executorch.backends.apple.coreml.partition import CoreMLPartitioner
 from executorch.exir import to_edge_transform_and_lower
 
 from partition_planner import export_graph
-
-
-class SliceCache(torch.nn.Module):
-    """The seed report's repro: an in-place update of a slice of a registered buffer."""
-
-    def __init__(self, n: int = 16, d: int = 8):
-        super().__init__()
-        self.register_buffer("cache", torch.zeros(1, n, d))
-
-    def forward(self, x, pos):
-        self.cache[:1].mul_(0.9)
-        self.cache[:1].copy_(self.cache[:1] + x.unsqueeze(1))
-        return self.cache.sum(dim=1) + x
-
-
-class WholeCache(torch.nn.Module):
-    """Its twin from the seed report: the whole buffer updated with index_put_."""
-
-    def __init__(self, n: int = 16, d: int = 8):
-        super().__init__()
-        self.register_buffer("cache", torch.zeros(1, n, d))
-
-    def forward(self, x, pos):
-        self.cache.index_put_((torch.tensor([0]), pos), x.unsqueeze(1))
-        return self.cache.sum(dim=1) + x
+from partition_planner.testing import SliceCache, WholeCache
 
 
 class _Captured(Exception):

@@ -1,9 +1,58 @@
-"""partition-planner's Python side: export an edge program to bridge JSON v1 (``export_graph``).
+"""partition-planner's Python side.
 
-The native planner binding, plan application and the drop-in ``PlannedCoreMLPartitioner`` come with
-the ExecuTorch bridge (see the issue tracker); ``export_graph`` needs only torch and executorch.
+- ``export_graph``: bridge JSON v1 of an ExecuTorch edge program (needs torch and executorch).
+- ``plan`` / ``check``: the Rust planner and checker, JSON in and out (``partition_planner._native``).
+- ``apply_plan``: a plan's ``node_tags`` onto ``meta["delegation_tag"]``.
+- ``PlannedCoreMLPartitioner``: a drop-in ``CoreMLPartitioner`` that plans (``partition_planner.partitioner``).
+- ``partition_planner.device``: running a lowered program with each delegate's private state, as on device.
 """
 
-from .export import BRIDGE_SCHEMA, export_graph
+from __future__ import annotations
 
-__all__ = ["BRIDGE_SCHEMA", "export_graph"]
+import json
+from typing import Mapping, Optional
+
+from ._native import __version__
+from .apply import PLAN_SCHEMA, PlanMismatch, apply_plan
+
+BRIDGE_SCHEMA = "partition-planner/graph@1"
+
+
+def plan(graph: Mapping, overrides: Optional[Mapping] = None) -> dict:
+    """Plans a bridge JSON document (a dict); returns the plan@1 document."""
+    from . import _native
+
+    return json.loads(_native.plan(json.dumps(graph), None if overrides is None else json.dumps(overrides)))
+
+
+def check(graph: Mapping, overrides: Optional[Mapping] = None) -> dict:
+    """Checks the tags a bridge JSON document carries; returns the check@1 document."""
+    from . import _native
+
+    return json.loads(_native.check(json.dumps(graph), None if overrides is None else json.dumps(overrides)))
+
+
+def __getattr__(name):
+    # torch and executorch are imported only when their parts are used.
+    if name == "export_graph":
+        from .export import export_graph
+
+        return export_graph
+    if name == "PlannedCoreMLPartitioner":
+        from .partitioner import PlannedCoreMLPartitioner
+
+        return PlannedCoreMLPartitioner
+    raise AttributeError(f"module 'partition_planner' has no attribute {name!r}")
+
+
+__all__ = [
+    "BRIDGE_SCHEMA",
+    "PLAN_SCHEMA",
+    "PlanMismatch",
+    "PlannedCoreMLPartitioner",
+    "__version__",
+    "apply_plan",
+    "check",
+    "export_graph",
+    "plan",
+]

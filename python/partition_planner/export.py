@@ -14,7 +14,7 @@ from typing import Any, Iterable, Optional
 import torch
 from torch.fx import Node
 
-BRIDGE_SCHEMA = "partition-planner/graph@1"
+from . import BRIDGE_SCHEMA
 
 
 def _support_checker(skip_ops: Optional[list] = None, lower_full_graph: bool = False):

@@ -1,0 +1,62 @@
+//! `partition_planner._native`: a thin binding over the Rust library. Strings in, strings out; no
+//! planning logic lives here.
+
+use partition_planner::api::{ApiError, Overrides, check_document, plan_document};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+fn overrides(json: Option<&str>) -> PyResult<Overrides> {
+    match json {
+        None => Ok(Overrides::default()),
+        Some(text) => serde_json::from_str(text)
+            .map_err(|e| PyValueError::new_err(format!("invalid overrides: {e}"))),
+    }
+}
+
+fn value_error(e: ApiError) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// Plans a bridge JSON document; returns the `partition-planner/plan@1` document as JSON text.
+/// `overrides` is JSON: `{"take_over_mutable_buffer": bool, "take_over_constant_data": bool,
+/// "minimum_deployment_target": "iOS18", "strategies": ["cpu", "BUFFER=state"]}`, all optional.
+#[pyfunction]
+#[pyo3(signature = (graph, overrides=None))]
+fn plan(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<String> {
+    let o = self::overrides(overrides)?;
+    let planned = py
+        .detach(|| plan_document(graph, &o))
+        .map_err(value_error)?;
+    Ok(planned.json().to_string())
+}
+
+/// Checks the tags a bridge JSON document carries; returns `partition-planner/check@1` as JSON text.
+#[pyfunction]
+#[pyo3(signature = (graph, overrides=None))]
+fn check(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<String> {
+    let o = self::overrides(overrides)?;
+    let checked = py
+        .detach(|| check_document(graph, &o))
+        .map_err(value_error)?;
+    Ok(checked.json().to_string())
+}
+
+/// Plans a document and renders the text report a person reads.
+#[pyfunction]
+#[pyo3(signature = (graph, overrides=None))]
+fn plan_text(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<String> {
+    let o = self::overrides(overrides)?;
+    let planned = py
+        .detach(|| plan_document(graph, &o))
+        .map_err(value_error)?;
+    Ok(planned.text())
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(plan, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_text, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

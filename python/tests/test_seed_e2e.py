@@ -1,0 +1,129 @@
+"""The seed report's models through real executorch and coremltools: the stock outcome as it is
+today (so a change upstream is noticed) and the planned outcome (lowers, the states the plan
+promises, no buffer in two delegates, eager numerics for three decode steps on device semantics)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import ET_MINOR, specs
+
+from executorch.backends.apple.coreml.partition import CoreMLPartitioner
+from partition_planner import PlannedCoreMLPartitioner
+from partition_planner.testing import SliceCache, WholeCache, seed_steps
+
+STATE_ERROR = "State model is supported only >= iOS18"
+CYCLE_ERROR = "Invalid partition, found dependency cycles"
+SPEC_ERROR = "does not point to a buffer that exists"
+
+MODELS = {"slice": SliceCache, "whole": WholeCache}
+CASES = [(take_over, target) for take_over in (True, False) for target in ("iOS17", "iOS18")]
+
+
+def planned_case(model_name, take_over, target, lowered, **extra):
+    model = MODELS[model_name]()
+    steps = seed_steps()
+    part = PlannedCoreMLPartitioner(compile_specs=specs(target), take_over_mutable_buffer=take_over, **extra)
+    result = lowered(model, part, steps[0])
+    plan = part.last_plan
+    return model, steps, part, plan, result
+
+
+def assert_planned_outcome(model, steps, plan, result):
+    promised = {b["buffer"] for b in plan["buffers"] if b["strategy"] == "state"}
+    assert result.all_states() == promised
+    assert plan["stats"]["states"] == len(promised)
+    for name in {n for held in result.held for n in held}:
+        assert sum(name in held for held in result.held) == 1, f"{name} is held by two delegates: {result.held}"
+    step_errors, buffer_errors = result.max_errors(model, steps)
+    assert max(step_errors) < 1e-4, step_errors
+    assert max(buffer_errors.values()) < 1e-4, buffer_errors
+    result.manager.to_executorch()
+
+
+@pytest.mark.parametrize("model_name", sorted(MODELS))
+@pytest.mark.parametrize("take_over,target", CASES)
+def test_planned_lowering_runs_and_matches_eager(model_name, take_over, target, lowered):
+    model, steps, part, plan, result = planned_case(model_name, take_over, target, lowered)
+    states = plan["stats"]["states"]
+    assert states == (1 if take_over and target == "iOS18" else 0)
+    assert_planned_outcome(model, steps, plan, result)
+    assert part.report().startswith("plan for")
+
+
+@pytest.mark.parametrize("strategy", ["cpu", "io"])
+def test_requested_strategies_lower_and_match(strategy, lowered):
+    model, steps, _, plan, result = planned_case("slice", True, "iOS18", lowered, strategy=strategy)
+    assert plan["buffers"][0]["strategy"] == strategy
+    assert_planned_outcome(model, steps, plan, result)
+
+
+def test_stock_slice_with_take_over_off(lowered):
+    """executorch 1.4 makes a hidden state of the buffer although take-over is off; 1.5 does not."""
+    model, steps = SliceCache(), seed_steps()
+    stock = lambda target: CoreMLPartitioner(compile_specs=specs(target), take_over_mutable_buffer=False)  # noqa: E731
+    if ET_MINOR < (1, 5):
+        with pytest.raises(Exception, match=STATE_ERROR):
+            lowered(model, stock("iOS17"), steps[0])
+        assert lowered(model, stock("iOS18"), steps[0]).all_states() == {"cache"}
+    else:
+        assert lowered(model, stock("iOS17"), steps[0]).all_states() == set()
+        assert lowered(model, stock("iOS18"), steps[0]).all_states() == set()
+
+
+def test_stock_slice_with_take_over_on(lowered):
+    model, steps = SliceCache(), seed_steps()
+    with pytest.raises(Exception, match=STATE_ERROR):
+        lowered(model, CoreMLPartitioner(compile_specs=specs("iOS17"), take_over_mutable_buffer=True), steps[0])
+    assert lowered(model, CoreMLPartitioner(compile_specs=specs("iOS18"), take_over_mutable_buffer=True), steps[0]).all_states() == {"cache"}
+
+
+class WritersUntagged(CoreMLPartitioner):
+    """The fix the seed report tried and would not send: drop the tags of the buffer writers."""
+
+    def partition(self, exported_program):
+        result = super().partition(exported_program)
+        writers = set(result.tagged_exported_program.graph_signature.buffers_to_mutate)
+        for node in result.tagged_exported_program.graph.nodes:
+            if node.name in writers:
+                node.meta.pop("delegation_tag", None)
+        return result
+
+
+class PlannedFromWritersUntagged(PlannedCoreMLPartitioner, WritersUntagged):
+    """The planner starting from that broken proposal (its stock step is WritersUntagged's)."""
+
+
+def test_untagging_the_writer_is_a_cycle_and_the_planner_fixes_it(lowered):
+    model, steps = SliceCache(), seed_steps()
+    with pytest.raises(Exception, match=CYCLE_ERROR):
+        lowered(model, WritersUntagged(compile_specs=specs("iOS18"), take_over_mutable_buffer=False), steps[0])
+    part = PlannedFromWritersUntagged(compile_specs=specs("iOS18"), take_over_mutable_buffer=False)
+    result = lowered(model, part, steps[0])
+    stock_rules = {e["rule"] for e in part.explanations() if e["scope"] == "stock"}
+    assert "ACYCLIC" in stock_rules
+    # executorch 1.4 also tags the buffer's placeholder with take-over off: a stale copy besides.
+    assert ("NO_STALE_COPY" in stock_rules) == (ET_MINOR < (1, 5))
+    cycle = next(e for e in part.explanations() if e["rule"] == "ACYCLIC")
+    assert any(step["tag"] is None for step in cycle["path"])
+    assert_planned_outcome(model, steps, part.last_plan, result)
+
+
+@pytest.mark.parametrize("skipped", ["aten.mul.tensor", "aten.add.tensor", "aten.copy.default", "aten.slice_scatter.default"])
+def test_a_cpu_only_op_inside_the_chain(skipped, lowered):
+    """Stock executorch with take-over on either refuses the program (SpecViolationError, as on
+    Qwen3.5's gated delta-net) or lowers it and reads a stale copy from the second step on; the
+    plan keeps the chain on CPU and matches eager."""
+    model, steps = SliceCache(), seed_steps()
+    stock = CoreMLPartitioner(compile_specs=specs("iOS18"), take_over_mutable_buffer=True, skip_ops_for_coreml_delegation=[skipped])
+    try:
+        result = lowered(model, stock, steps[0])
+    except Exception as e:  # noqa: BLE001 - the stock failure is the point
+        assert SPEC_ERROR in str(e), e
+    else:
+        step_errors, _ = result.max_errors(model, steps)
+        assert step_errors[0] < 1e-4 and step_errors[1] > 1.0, f"expected a stale read from step 2: {step_errors}"
+    model, steps, part, plan, result = planned_case("slice", True, "iOS18", lowered, skip_ops_for_coreml_delegation=[skipped])
+    assert plan["buffers"][0]["strategy"] == "cpu"
+    assert plan["buffers"][0]["rule"] == "SUPPORTED"
+    assert_planned_outcome(model, steps, plan, result)
