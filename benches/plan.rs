@@ -86,7 +86,7 @@ fn end_to_end(text: &str) -> usize {
 }
 
 fn benches(c: &mut Criterion) {
-    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/data");
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/data/executorch-1.5.1");
     let mut files: Vec<_> = std::fs::read_dir(data)
         .expect("data/")
         .filter_map(|e| e.ok())

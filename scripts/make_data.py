@@ -1,10 +1,11 @@
 """Regenerates data/ from real executorch: each model exported through the stock Core ML
-partitioner, written as bridge JSON v1 with the stock tags.
+partitioner, written as bridge JSON v1 with the stock tags, under data/executorch-VERSION/.
 
-    PYTHONPATH=python python scripts/make_data.py [--out data]
+    python scripts/make_data.py [--out data]
 
-Run it in a venv with executorch, torch and coremltools (see README). The graphs record the
-versions that made them under "producer".
+Run it once in a venv per supported executorch version (with torch, coremltools and the
+partition_planner package installed; see README). The graphs record the versions that made them
+under "producer".
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import argparse
 import copy
 import json
 import pathlib
+from importlib import metadata
 
 import coremltools as ct
 import torch
@@ -21,7 +23,7 @@ from executorch.backends.apple.coreml.partition import CoreMLPartitioner
 from executorch.exir import to_edge_transform_and_lower
 
 from partition_planner import export_graph
-from partition_planner.testing import SliceCache, WholeCache
+from partition_planner.testing import SliceCache, WholeCache, seed_steps
 
 
 class _Captured(Exception):
@@ -68,12 +70,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default="data")
     args = parser.parse_args()
-    out = pathlib.Path(args.out)
+    out = pathlib.Path(args.out) / f"executorch-{metadata.version('executorch')}"
     out.mkdir(parents=True, exist_ok=True)
-    x, pos = torch.randn(1, 8), torch.tensor([0])
+    example = seed_steps(1)[0]
     graphs = {
-        "seed_slice_ios18": stock_graph(SliceCache(), (x, pos), take_over=True, target=ct.target.iOS18, name="seed SliceCache"),
-        "seed_whole_ios18": stock_graph(WholeCache(), (x, pos), take_over=True, target=ct.target.iOS18, name="seed WholeCache"),
+        "seed_slice_ios18": stock_graph(SliceCache(), example, take_over=True, target=ct.target.iOS18, name="seed SliceCache"),
+        # The seed report's setting: take-over off (executorch 1.4 still tags the buffer).
+        "seed_slice_takeover_off_ios17": stock_graph(SliceCache(), example, take_over=False, target=ct.target.iOS17, name="seed SliceCache"),
+        "seed_whole_ios18": stock_graph(WholeCache(), example, take_over=True, target=ct.target.iOS18, name="seed WholeCache"),
     }
     graphs["seed_slice_writer_untagged"] = untag_writers(graphs["seed_slice_ios18"])
     for name, graph in graphs.items():

@@ -5,7 +5,7 @@ use std::process::{Command, Output};
 
 fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("data")
+        .join("data/executorch-1.5.1")
         .join(name)
 }
 

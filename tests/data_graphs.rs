@@ -21,15 +21,37 @@ fn load(name: &str) -> Graph {
     parse_graph(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// Every JSON document under data/, as a path relative to it.
 fn all_graphs() -> Vec<(String, Graph)> {
-    let mut names: Vec<String> = std::fs::read_dir(data_dir())
-        .expect("data/ exists")
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".json"))
-        .collect();
+    let mut names = Vec::new();
+    let mut dirs = vec![data_dir()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("data/ exists").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "json") {
+                names.push(
+                    path.strip_prefix(data_dir())
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+            }
+        }
+    }
     names.sort();
-    assert!(!names.is_empty());
+    assert!(names.len() >= 8, "{names:?}");
     names.into_iter().map(|n| (n.clone(), load(&n))).collect()
+}
+
+const VERSIONS: [&str; 2] = ["executorch-1.4.0", "executorch-1.5.1"];
+
+fn each_version(name: &str) -> Vec<Graph> {
+    VERSIONS
+        .iter()
+        .map(|v| load(&format!("{v}/{name}")))
+        .collect()
 }
 
 fn stock_check(g: &Graph, options: &Options) -> Vec<Finding> {
@@ -70,30 +92,60 @@ fn every_graph_plans_under_every_option_set() {
 
 #[test]
 fn the_seed_chain_is_found_from_the_signature() {
-    let g = load("seed_slice_ios18.json");
-    let a = analyse(&g);
-    assert_eq!(a.buffers.len(), 1);
-    let c = &a.buffers[0];
+    for g in each_version("seed_slice_ios18.json") {
+        let a = analyse(&g);
+        assert_eq!(a.buffers.len(), 1);
+        let c = &a.buffers[0];
+        let names = (c.buffer.as_str(), g.name(c.placeholder), g.name(c.writer));
+        assert_eq!(names, ("cache", "b_cache", "aten_slice_scatter_default_1"));
+        assert_eq!(c.kind, MutationKind::Slice);
+        assert_eq!(c.chain.len(), 5);
+    }
+    for whole in each_version("seed_whole_ios18.json") {
+        let a = analyse(&whole);
+        assert_eq!(a.buffers.len(), 1);
+        assert!(
+            whole
+                .node(a.buffers[0].writer)
+                .target
+                .starts_with("aten.index_put")
+        );
+    }
+}
+
+#[test]
+fn executorch_1_4_with_take_over_off_hides_a_state_and_1_5_does_not() {
+    let [old, new] = [0, 1].map(|i| {
+        load(&format!(
+            "{}/seed_slice_takeover_off_ios17.json",
+            VERSIONS[i]
+        ))
+    });
+    assert!(!old.options.take_over_mutable_buffer);
+    let found = stock_check(&old, &old.options);
     assert_eq!(
-        (c.buffer.as_str(), g.name(c.placeholder), g.name(c.writer)),
-        ("cache", "b_cache", "aten_slice_scatter_default_1")
+        violated(&found),
+        [RuleId::NoHiddenState, RuleId::StateTarget]
     );
-    assert_eq!(c.kind, MutationKind::Slice);
-    assert_eq!(c.chain.len(), 5);
-    let whole = load("seed_whole_ios18.json");
-    let a = analyse(&whole);
-    assert_eq!(a.buffers.len(), 1);
-    assert!(
-        whole
-            .node(a.buffers[0].writer)
-            .target
-            .starts_with("aten.index_put")
-    );
+    let hidden: Vec<_> = found
+        .iter()
+        .filter(|f| f.rule == RuleId::NoHiddenState)
+        .filter_map(|f| f.buffer.as_deref())
+        .collect();
+    assert_eq!(hidden, ["cache"]);
+    assert!(violated(&stock_check(&new, &new.options)).is_empty());
+    for g in [old, new] {
+        let p = plan(&g, &analyse(&g), &PlanRequest::new(&g)).unwrap();
+        assert_eq!(
+            (p.buffers[0].strategy, p.violations().count()),
+            (Strategy::Cpu, 0)
+        );
+    }
 }
 
 #[test]
 fn the_stock_seed_tagging_hides_a_state_when_take_over_is_off() {
-    let g = load("seed_slice_ios18.json");
+    let g = load("executorch-1.5.1/seed_slice_ios18.json");
     // With take-over on at iOS18 the stock tagging is a whole state: nothing to report.
     assert!(violated(&stock_check(&g, &g.options)).is_empty());
     // The same tags with take-over off are what executorch 1.4 produced: a hidden state.
@@ -114,7 +166,7 @@ fn the_stock_seed_tagging_hides_a_state_when_take_over_is_off() {
 
 #[test]
 fn the_writer_untagged_tagging_is_a_cycle_with_its_path_and_the_plan_fixes_it() {
-    let g = load("seed_slice_writer_untagged.json");
+    let g = load("executorch-1.5.1/seed_slice_writer_untagged.json");
     let found = stock_check(&g, &g.options);
     assert_eq!(violated(&found), [RuleId::Acyclic, RuleId::NoStaleCopy]);
     let cycle = found.iter().find(|f| f.rule == RuleId::Acyclic).unwrap();
@@ -151,7 +203,7 @@ fn the_writer_untagged_tagging_is_a_cycle_with_its_path_and_the_plan_fixes_it() 
 
 #[test]
 fn io_keeps_the_seed_in_one_partition_without_a_state() {
-    let g = load("seed_slice_ios18.json");
+    let g = load("executorch-1.5.1/seed_slice_ios18.json");
     let mut r = PlanRequest::new(&g);
     r.strategy = StrategyRequest::Fixed(Strategy::Io);
     let p = plan(&g, &analyse(&g), &r).unwrap();
