@@ -23,7 +23,7 @@ from executorch.backends.apple.coreml.partition import CoreMLPartitioner
 from executorch.exir import to_edge_transform_and_lower
 
 from partition_planner import export_graph
-from partition_planner.testing import SliceCache, WholeCache, seed_steps
+from partition_planner.testing import LLMS, SliceCache, WholeCache, llm, seed_steps
 
 
 class _Captured(Exception):
@@ -47,7 +47,7 @@ def stock_graph(model: torch.nn.Module, inputs, *, take_over: bool, target, name
             raise _Captured
 
     model = model.eval().requires_grad_(False)
-    ep = torch.export.export(model, inputs)
+    ep = torch.export.export(model, inputs, strict=False)
     try:
         to_edge_transform_and_lower(ep, partitioner=[Capture(compile_specs=specs, take_over_mutable_buffer=take_over)])
     except _Captured:
@@ -69,6 +69,7 @@ def untag_writers(graph: dict) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default="data")
+    parser.add_argument("--seed-only", action="store_true", help="only the seed report's small models")
     args = parser.parse_args()
     out = pathlib.Path(args.out) / f"executorch-{metadata.version('executorch')}"
     out.mkdir(parents=True, exist_ok=True)
@@ -80,9 +81,22 @@ def main() -> None:
         "seed_whole_ios18": stock_graph(WholeCache(), example, take_over=True, target=ct.target.iOS18, name="seed WholeCache"),
     }
     graphs["seed_slice_writer_untagged"] = untag_writers(graphs["seed_slice_ios18"])
+    if not args.seed_only:
+        for name in LLMS:
+            model, example = llm(name)
+            for take_over in (True, False):
+                label = f"{name}_{'takeover_on' if take_over else 'takeover_off'}_ios18"
+                graphs[label] = stock_graph(model, example, take_over=take_over, target=ct.target.iOS18, name=f"{name} (shrunk widths, random weights)")
     for name, graph in graphs.items():
         path = out / f"{name}.json"
-        path.write_text(json.dumps(graph, indent=1) + "\n")
+        # Small graphs indented for reading, LLM graphs one node a line.
+        if len(graph["nodes"]) < 100:
+            text = json.dumps(graph, indent=1)
+        else:
+            nodes = ",\n  ".join(json.dumps(n, separators=(",", ":")) for n in graph["nodes"])
+            rest = {k: v for k, v in graph.items() if k != "nodes"}
+            text = json.dumps(rest, indent=1)[:-2] + ',\n "nodes": [\n  ' + nodes + "\n ]\n}"
+        path.write_text(text + "\n")
         print(f"wrote {path} ({len(graph['nodes'])} nodes)")
 
 

@@ -35,3 +35,63 @@ def seed_steps(count: int = 3, seed: int = 0):
     """Decode-like inputs for the seed models: one (x, pos) per step."""
     g = torch.Generator().manual_seed(seed)
     return [(torch.randn(1, 8, generator=g), torch.tensor([i])) for i in range(count)]
+
+
+# Real architectures from executorch's examples.models.llama, built from a params JSON with random
+# weights: the layer counts and layer types of the released models, widths shrunk (the model hub
+# cannot be reached here). The params files are in partition_planner/params/.
+LLMS = {
+    # 24 layers: three gated delta-net (linear attention with conv and recurrent state) then one
+    # full attention with a KV cache, repeated.
+    "qwen3_5_0_8b": "qwen3_5_0_8b_small.json",
+    # 16 layers: short-conv blocks with conv state and full attention with a KV cache.
+    "lfm2_5_350m": "lfm2_5_350m_small.json",
+    # 16 layers of attention with a KV cache.
+    "llama3_2_1b": "llama3_2_1b_small.json",
+}
+
+
+def llm(name: str, max_seq_len: int = 16, seed: int = 0):
+    """The eager model (random weights, seeded) and its example inputs ``(tokens, {"input_pos": ...})``.
+
+    Built the way ``examples.models.llama.model.Llama2Model`` builds it (same ModelArgs, same
+    ``construct_transformer``), but on CPU: Llama2Model constructs on the meta device and only a
+    checkpoint fills the buffers, so without one the rope tables, masks and caches hold whatever
+    memory held. Here every buffer is computed by its module and every parameter is drawn from a
+    seeded generator.
+    """
+    import json
+    from importlib import resources
+
+    from executorch.examples.models.llama.llama_transformer import construct_transformer
+    from executorch.examples.models.llama.model_args import ModelArgs
+
+    params = json.loads((resources.files("partition_planner") / "params" / LLMS[name]).read_text())
+    args = ModelArgs(
+        max_seq_len=max_seq_len,
+        max_context_len=max_seq_len,
+        max_batch_size=1,
+        use_kv_cache=True,
+        # Core ML lowers the plain KV cache (index_put into buffers), not executorch's custom sdpa op.
+        use_sdpa_with_kv_cache_op=False,
+        enable_dynamic_shape=False,
+        **params,
+    )
+    if args.use_scaled_rope:
+        args.rope_scale_factor = 32  # as Llama2Model sets it for Llama 3.2
+    model = construct_transformer(args).eval().requires_grad_(False)
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for pname, p in model.named_parameters():
+            noise = torch.randn(p.shape, generator=g, dtype=torch.float32).to(p.dtype)
+            p.copy_(1.0 + 0.02 * noise if "norm" in pname else 0.02 * noise)
+    return model, (torch.tensor([[1]], dtype=torch.long), {"input_pos": torch.tensor([0], dtype=torch.long)})
+
+
+def llm_steps(count: int = 3, vocab: int = 256, seed: int = 0):
+    """Decode steps: one token at positions 0, 1, 2, ..."""
+    g = torch.Generator().manual_seed(seed)
+    return [
+        (torch.randint(0, vocab, (1, 1), generator=g), {"input_pos": torch.tensor([i])})
+        for i in range(count)
+    ]

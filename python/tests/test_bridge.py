@@ -1,0 +1,82 @@
+"""The bridge's pieces on a real edge program, without lowering: export, plan, apply."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from conftest import specs
+
+from executorch.backends.apple.coreml.partition import CoreMLPartitioner
+from executorch.exir import to_edge
+from partition_planner import PlanMismatch, _native, apply_plan, check, export_graph, plan
+from partition_planner.testing import SliceCache, seed_steps
+
+
+@pytest.fixture
+def tagged():
+    """The seed model's edge program as the stock partitioner tags it (take-over on, iOS18)."""
+    model = SliceCache().eval().requires_grad_(False)
+    program = to_edge(torch.export.export(model, seed_steps()[0])).exported_program()
+    part = CoreMLPartitioner(compile_specs=specs("iOS18"), take_over_mutable_buffer=True, skip_ops_for_coreml_delegation=["aten.mul.tensor"])
+    return part.partition(program).tagged_exported_program, part
+
+
+def test_export_records_support_from_the_backend_tags_and_signature(tagged):
+    program, part = tagged
+    doc = export_graph(program, part, model="seed")
+    assert doc["schema"] == "partition-planner/graph@1"
+    nodes = {n["name"]: n for n in doc["nodes"]}
+    assert nodes["aten_mul_tensor"]["target"] == "aten.mul.Tensor"
+    # skip_ops_for_coreml_delegation reaches `supported` through the backend's own check.
+    assert nodes["aten_mul_tensor"]["supported"] is False
+    assert nodes["aten_slice_scatter_default"]["supported"] is True
+    assert nodes["aten_slice_scatter_default"]["args"][0] == {"node": "b_cache"}
+    assert nodes["b_cache"]["meta"] == {"shape": [1, 16, 8], "dtype": "float32"}
+    assert "supported" not in nodes["b_cache"]
+    assert doc["graph_signature"]["buffers_to_mutate"] == {"aten_slice_scatter_default_1": "cache"}
+    assert doc["options"]["minimum_deployment_target"] == "iOS18"
+    assert doc["options"]["take_over_mutable_buffer"] is True
+    assert doc["producer"]["versions"]["executorch"]
+    # The importer accepts it, and the checker sees what the stock tagging does: the buffer is a
+    # state of the writer's partition while `mul`, a reader of its old value, runs on CPU.
+    found = check(doc)
+    assert not found["ok"]
+    broken = [f for f in found["findings"] if f["kind"] == "violation"]
+    assert [f["rule"] for f in broken] == ["STATE_WHOLE"]
+    assert broken[0]["nodes"] == ["aten_mul_tensor"]
+
+
+def test_apply_plan_sets_and_clears_every_tag(tagged):
+    program, part = tagged
+    p = plan(export_graph(program, part))
+    assert p["buffers"][0]["strategy"] == "cpu" and p["buffers"][0]["rule"] == "SUPPORTED"
+    apply_plan(program, p)
+    for node in program.graph.nodes:
+        assert node.meta.get("delegation_tag") == p["node_tags"][node.name]
+    assert program.graph.find_nodes(op="placeholder")[0].meta.get("delegation_tag") is None
+
+
+def test_a_plan_for_another_graph_is_refused_before_anything_changes(tagged):
+    program, part = tagged
+    p = plan(export_graph(program, part))
+    before = {n.name: n.meta.get("delegation_tag") for n in program.graph.nodes}
+    wrong = dict(p, node_tags={**p["node_tags"], "ghost": "tag0"})
+    with pytest.raises(PlanMismatch, match="ghost"):
+        apply_plan(program, wrong)
+    partial = dict(p, node_tags={k: v for k, v in p["node_tags"].items() if k != "b_cache"})
+    with pytest.raises(PlanMismatch, match="b_cache"):
+        apply_plan(program, partial)
+    with pytest.raises(PlanMismatch, match="schema"):
+        apply_plan(program, {"node_tags": {}})
+    assert before == {n.name: n.meta.get("delegation_tag") for n in program.graph.nodes}
+
+
+def test_native_errors_are_value_errors_naming_the_place():
+    with pytest.raises(ValueError, match="line 1, column"):
+        _native.plan('{"schema": "partition-planner/graph@1", "nodes": [')
+    with pytest.raises(ValueError, match="unsupported schema"):
+        _native.check(json.dumps({"schema": "partition-planner/graph@9"}))
+    with pytest.raises(ValueError, match="invalid overrides"):
+        _native.plan("{}", '{"take_over": 1}')
