@@ -210,3 +210,98 @@ fn io_keeps_the_seed_in_one_partition_without_a_state() {
     assert_eq!((p.measure.partitions.len(), p.measure.states()), (1, 0));
     assert_eq!(p.tagging.tag(g.find("b_cache").unwrap()), None);
 }
+
+fn plan_of(g: &Graph, take_over: bool) -> partition_planner::plan::Plan {
+    let mut r = PlanRequest::new(g);
+    r.options.take_over_mutable_buffer = take_over;
+    let p = plan(g, &analyse(g), &r).unwrap();
+    assert_eq!(p.violations().count(), 0);
+    p
+}
+
+fn strategies(p: &partition_planner::plan::Plan, strategy: Strategy) -> usize {
+    p.buffers.iter().filter(|b| b.strategy == strategy).count()
+}
+
+#[test]
+fn qwen3_5_on_executorch_1_5_stock_stale_copies_and_the_plan() {
+    // The stock proposal tags each linear-attention state's placeholder into its layer's partition
+    // while the writer lands elsewhere: the SpecViolationError of the report, named per buffer.
+    let g = load("executorch-1.5.1/qwen3_5_0_8b_takeover_on_ios18.json");
+    assert_eq!(g.signature.mutable_buffers.len(), 48);
+    let found = stock_check(&g, &g.options);
+    assert_eq!(violated(&found), [RuleId::NoStaleCopy]);
+    let stale: std::collections::BTreeSet<&str> =
+        found.iter().filter_map(|f| f.buffer.as_deref()).collect();
+    assert_eq!(stale.len(), 36);
+    assert!(
+        stale
+            .iter()
+            .all(|b| b.ends_with("conv_state") || b.ends_with("recurrent_state"))
+    );
+    // The plan keeps 12 KV caches and 18 conv states; the recurrent states run through
+    // llama.gated_delta_rule, which Core ML cannot run, so their chains go to CPU.
+    let p = plan_of(&g, true);
+    assert_eq!(
+        (
+            strategies(&p, Strategy::State),
+            strategies(&p, Strategy::Cpu)
+        ),
+        (30, 18)
+    );
+    for b in p.buffers.iter().filter(|b| b.strategy == Strategy::Cpu) {
+        assert!(
+            b.buffer.ends_with("recurrent_state") && b.reason.contains("llama.gated_delta_rule"),
+            "{b:?}"
+        );
+    }
+    assert!(p.measure.partitions.len() <= p.stock_partitions);
+    // With take-over off nothing is a state and the stock proposal is already clean.
+    let off = load("executorch-1.5.1/qwen3_5_0_8b_takeover_off_ios18.json");
+    assert!(violated(&stock_check(&off, &off.options)).is_empty());
+    assert_eq!(plan_of(&off, false).measure.states(), 0);
+}
+
+#[test]
+fn lfm2_5_and_llama3_2_keep_every_cache_as_state_in_one_partition() {
+    for (name, states) in [("lfm2_5_350m", 22), ("llama3_2_1b", 32)] {
+        for version in VERSIONS {
+            let g = load(&format!("{version}/{name}_takeover_on_ios18.json"));
+            assert!(
+                violated(&stock_check(&g, &g.options)).is_empty(),
+                "{version} {name}"
+            );
+            let p = plan_of(&g, true);
+            assert_eq!(
+                (p.measure.states(), p.measure.partitions.len()),
+                (states, 1),
+                "{version} {name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn qwen3_5_on_executorch_1_4_with_take_over_off_hides_36_states_and_the_plan_none() {
+    // executorch 1.4 decomposes the gated delta rule, so every chain is supported, and its
+    // partitioner tags the linear-attention states' placeholders although take-over is off.
+    let g = load("executorch-1.4.0/qwen3_5_0_8b_takeover_off_ios18.json");
+    let found = stock_check(&g, &g.options);
+    assert_eq!(violated(&found), [RuleId::NoHiddenState]);
+    let hidden: std::collections::BTreeSet<&str> =
+        found.iter().filter_map(|f| f.buffer.as_deref()).collect();
+    assert_eq!(hidden.len(), 36);
+    let p = plan_of(&g, false);
+    assert_eq!((p.measure.states(), strategies(&p, Strategy::Cpu)), (0, 48));
+    // The price of `cpu`: each layer's chains split the delegate. `io` keeps them delegated.
+    let mut r = PlanRequest::new(&g);
+    r.strategy = StrategyRequest::Fixed(Strategy::Io);
+    let io = plan(&g, &analyse(&g), &r).unwrap();
+    assert_eq!((io.violations().count(), io.measure.states()), (0, 0));
+    assert!(io.measure.partitions.len() < p.measure.partitions.len());
+    // With take-over on, 1.4 keeps all 48 buffers as states in one partition, and so does the plan.
+    let on = load("executorch-1.4.0/qwen3_5_0_8b_takeover_on_ios18.json");
+    assert!(violated(&stock_check(&on, &on.options)).is_empty());
+    let p = plan_of(&on, true);
+    assert_eq!((p.measure.states(), p.measure.partitions.len()), (48, 1));
+}
