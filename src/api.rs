@@ -6,7 +6,7 @@ use crate::check::check;
 use crate::graph::Graph;
 use crate::import::{ImportError, parse_graph};
 use crate::measure::measure;
-use crate::options::{DeploymentTarget, Options};
+use crate::options::{Options, PartialOptions};
 use crate::plan::{Plan, PlanError, PlanRequest, StrategyRequest, plan};
 use crate::report;
 use crate::rules::Finding;
@@ -18,11 +18,7 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields)]
 pub struct Overrides {
     #[serde(default)]
-    pub take_over_mutable_buffer: Option<bool>,
-    #[serde(default)]
-    pub take_over_constant_data: Option<bool>,
-    #[serde(default)]
-    pub minimum_deployment_target: Option<DeploymentTarget>,
+    pub options: PartialOptions,
     /// `state`, `cpu`, `io` or `auto` for every buffer, or `BUFFER=STRATEGY` for one; in order.
     #[serde(default)]
     pub strategies: Vec<String>,
@@ -30,17 +26,7 @@ pub struct Overrides {
 
 impl Overrides {
     pub fn options(&self, graph: &Graph) -> Options {
-        let mut o = graph.options.clone();
-        if let Some(v) = self.take_over_mutable_buffer {
-            o.take_over_mutable_buffer = v;
-        }
-        if let Some(v) = self.take_over_constant_data {
-            o.take_over_constant_data = v;
-        }
-        if let Some(t) = self.minimum_deployment_target {
-            o.minimum_deployment_target = Some(t);
-        }
-        o
+        self.options.apply_to(&graph.options)
     }
 
     pub fn request(&self, graph: &Graph) -> Result<PlanRequest, ApiError> {

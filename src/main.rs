@@ -3,7 +3,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use partition_planner::api::{Overrides, check_document, plan_document};
-use partition_planner::options::DeploymentTarget;
+use partition_planner::options::{DeploymentTarget, PartialOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -56,9 +56,12 @@ struct Common {
 impl Common {
     fn overrides(&self, strategies: Vec<String>) -> Overrides {
         Overrides {
-            take_over_mutable_buffer: self.take_over_mutable_buffer,
-            take_over_constant_data: self.take_over_constant_data,
-            minimum_deployment_target: self.min_target,
+            options: PartialOptions {
+                take_over_mutable_buffer: self.take_over_mutable_buffer,
+                take_over_constant_data: self.take_over_constant_data,
+                minimum_deployment_target: self.min_target,
+                ..PartialOptions::default()
+            },
             strategies,
         }
     }

@@ -89,6 +89,47 @@ impl Options {
     }
 }
 
+/// Options as a document or a caller gives them: any of them may be absent.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartialOptions {
+    #[serde(default)]
+    pub take_over_mutable_buffer: Option<bool>,
+    #[serde(default)]
+    pub take_over_constant_data: Option<bool>,
+    #[serde(default)]
+    pub minimum_deployment_target: Option<DeploymentTarget>,
+    #[serde(default)]
+    pub compute_unit: Option<String>,
+    #[serde(default)]
+    pub compute_precision: Option<String>,
+}
+
+impl PartialOptions {
+    /// `base` with every option given here replacing its own.
+    pub fn apply_to(&self, base: &Options) -> Options {
+        Options {
+            take_over_mutable_buffer: self
+                .take_over_mutable_buffer
+                .unwrap_or(base.take_over_mutable_buffer),
+            take_over_constant_data: self
+                .take_over_constant_data
+                .unwrap_or(base.take_over_constant_data),
+            minimum_deployment_target: self
+                .minimum_deployment_target
+                .or(base.minimum_deployment_target),
+            compute_unit: self
+                .compute_unit
+                .clone()
+                .or_else(|| base.compute_unit.clone()),
+            compute_precision: self
+                .compute_precision
+                .clone()
+                .or_else(|| base.compute_precision.clone()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,6 +142,22 @@ mod tests {
         );
         assert!("iOS19".parse::<DeploymentTarget>().is_err());
         assert!(DeploymentTarget::Ios17 < DeploymentTarget::Ios18);
+    }
+
+    #[test]
+    fn given_options_replace_only_themselves() {
+        let base = Options {
+            compute_unit: Some("ALL".into()),
+            ..Options::default()
+        };
+        let given = PartialOptions {
+            take_over_mutable_buffer: Some(false),
+            ..PartialOptions::default()
+        };
+        let applied = given.apply_to(&base);
+        assert!(!applied.take_over_mutable_buffer);
+        assert_eq!(applied.compute_unit.as_deref(), Some("ALL"));
+        assert_eq!(PartialOptions::default().apply_to(&base), base);
     }
 
     #[test]

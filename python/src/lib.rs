@@ -18,8 +18,9 @@ fn value_error(e: ApiError) -> PyErr {
 }
 
 /// Plans a bridge JSON document; returns the `partition-planner/plan@1` document as JSON text.
-/// `overrides` is JSON: `{"take_over_mutable_buffer": bool, "take_over_constant_data": bool,
-/// "minimum_deployment_target": "iOS18", "strategies": ["cpu", "BUFFER=state"]}`, all optional.
+/// `overrides` is JSON, every part optional: `{"options": {"take_over_mutable_buffer": bool,
+/// "take_over_constant_data": bool, "minimum_deployment_target": "iOS18", "compute_unit": ...,
+/// "compute_precision": ...}, "strategies": ["cpu", "BUFFER=state"]}`.
 #[pyfunction]
 #[pyo3(signature = (graph, overrides=None))]
 fn plan(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<String> {

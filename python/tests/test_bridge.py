@@ -80,3 +80,15 @@ def test_native_errors_are_value_errors_naming_the_place():
         _native.check(json.dumps({"schema": "partition-planner/graph@9"}))
     with pytest.raises(ValueError, match="invalid overrides"):
         _native.plan("{}", '{"take_over": 1}')
+
+
+def test_overrides_replace_the_documents_options(tagged):
+    program, part = tagged
+    doc = export_graph(program, part)
+    assert plan(doc)["options"]["take_over_mutable_buffer"] is True
+    p = plan(doc, {"options": {"take_over_mutable_buffer": False, "minimum_deployment_target": "iOS17"}, "strategies": ["io"]})
+    assert p["options"]["take_over_mutable_buffer"] is False
+    assert p["options"]["minimum_deployment_target"] == "iOS17"
+    assert p["buffers"][0]["strategy"] == "io"
+    with pytest.raises(ValueError, match="unknown field `take_over_mutable_buffer`"):
+        plan(doc, {"take_over_mutable_buffer": False})

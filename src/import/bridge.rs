@@ -2,7 +2,7 @@
 //! validated beyond JSON types; `import::validate` turns it into a [`crate::graph::Graph`].
 
 use crate::graph::OpKind;
-use crate::options::DeploymentTarget;
+use crate::options::PartialOptions;
 use indexmap::IndexMap;
 use serde::Deserialize;
 
@@ -15,7 +15,7 @@ pub struct RawDocument {
     pub nodes: Vec<RawNode>,
     pub graph_signature: RawSignature,
     #[serde(default)]
-    pub options: RawOptions,
+    pub options: PartialOptions,
     /// Free-form provenance (exporter, versions, model); kept out of planning.
     #[serde(default)]
     pub producer: Option<serde_json::Value>,
@@ -79,21 +79,6 @@ pub struct RawSignature {
     pub user_inputs: Vec<String>,
     #[serde(default)]
     pub user_outputs: Vec<Option<String>>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawOptions {
-    #[serde(default)]
-    pub take_over_mutable_buffer: Option<bool>,
-    #[serde(default)]
-    pub take_over_constant_data: Option<bool>,
-    #[serde(default)]
-    pub minimum_deployment_target: Option<DeploymentTarget>,
-    #[serde(default)]
-    pub compute_unit: Option<String>,
-    #[serde(default)]
-    pub compute_precision: Option<String>,
 }
 
 /// Read only to tell a document of another schema from a broken one.

@@ -54,19 +54,7 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
     check_no_reads_of_output(&nodes)?;
     let order = topological_order(&nodes)?;
     let (signature, roles) = resolve_signature(&raw.graph_signature, &nodes, &names, output)?;
-    let o = raw.options;
-    let defaults = Options::default();
-    let options = Options {
-        take_over_mutable_buffer: o
-            .take_over_mutable_buffer
-            .unwrap_or(defaults.take_over_mutable_buffer),
-        take_over_constant_data: o
-            .take_over_constant_data
-            .unwrap_or(defaults.take_over_constant_data),
-        minimum_deployment_target: o.minimum_deployment_target,
-        compute_unit: o.compute_unit,
-        compute_precision: o.compute_precision,
-    };
+    let options = raw.options.apply_to(&Options::default());
     Ok(Graph {
         nodes,
         roles,
