@@ -44,7 +44,8 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         self.buffer_strategies = dict(buffer_strategies or {})
         self.log_explanations = log_explanations
         self.plans: List[dict] = []
-        self._reports: List[str] = []
+        # What the last plan was made from, to render its text report on request.
+        self._last_input: Optional[tuple] = None
 
     def _overrides(self) -> str:
         strategies = [self.strategy] + [f"{b}={s}" for b, s in self.buffer_strategies.items()]
@@ -59,7 +60,7 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         plan = json.loads(_native.plan(graph, overrides))
         apply_plan(program, plan)
         self.plans.append(plan)
-        self._reports.append(_native.plan_text(graph, overrides))
+        self._last_input = (graph, overrides)
         if self.log_explanations:
             for e in plan["explanations"]:
                 logger.info("[%s] %s%s", e["rule"], "stock proposal: " if e["scope"] == "stock" else "", e["message"])
@@ -75,5 +76,5 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         return list(self.last_plan["explanations"]) if self.last_plan else []
 
     def report(self) -> str:
-        """The last plan as the text report a person reads."""
-        return self._reports[-1] if self._reports else ""
+        """The last plan as the text report a person reads (planned again: milliseconds)."""
+        return _native.plan_text(*self._last_input) if self._last_input else ""
