@@ -17,3 +17,4 @@ pub mod plan;
 pub mod report;
 pub mod rules;
 pub mod tagging;
+pub mod whatif;

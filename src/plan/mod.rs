@@ -89,6 +89,8 @@ pub struct PlanRequest {
     pub buffer_strategies: Vec<(String, StrategyRequest)>,
     /// Whether the backend can run each node, in node order.
     pub supported: Vec<bool>,
+    /// Nodes the caller keeps on CPU whatever their support.
+    pub on_cpu: Vec<NodeId>,
     /// Run the independent checker on the plan and on the stock tagging.
     pub verify: bool,
 }
@@ -101,6 +103,7 @@ impl PlanRequest {
             strategy: StrategyRequest::Auto,
             buffer_strategies: Vec::new(),
             supported: graph.nodes.iter().map(|n| n.supported).collect(),
+            on_cpu: Vec::new(),
             verify: true,
         }
     }
@@ -219,7 +222,12 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
         stock_findings: Vec::new(),
     };
     if request.verify {
-        plan.findings = check::verify_plan(graph, &plan, &request.supported);
+        // A node kept on CPU may be tagged by nobody: to the checker it is unsupported.
+        let mut delegable = request.supported.clone();
+        for n in &request.on_cpu {
+            delegable[n.index()] = false;
+        }
+        plan.findings = check::verify_plan(graph, &plan, &delegable);
         plan.stock_findings = check::check(graph, &stock, &request.options, &request.supported);
     }
     Ok(plan)

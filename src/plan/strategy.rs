@@ -22,6 +22,8 @@ enum Blocker {
     ProducerOnCpu(NodeId),
     /// Its partition would read no runtime value, which Core ML allows only from iOS18.
     NoInput,
+    /// The request keeps it on CPU.
+    Requested,
 }
 
 pub(super) struct Outcome {
@@ -273,6 +275,11 @@ fn blockers(
             },
         )
         .collect();
+    for &n in &request.on_cpu {
+        if blockers[n.index()].is_none() {
+            blockers[n.index()] = Some(Blocker::Requested);
+        }
+    }
     for (b, chain) in analysis.buffers.iter().enumerate() {
         if outcomes[b].strategy == Strategy::Cpu {
             for &n in &chain.chain {
@@ -343,6 +350,10 @@ fn explain_blocker(
                 "{what} has an output {} that cannot be delegated, so the op stays on CPU",
                 graph.name(item)
             ),
+        ),
+        Blocker::Requested => (
+            RuleId::Supported,
+            format!("{what} is kept on CPU by the request"),
         ),
         Blocker::NoInput => (
             RuleId::NoInputTarget,

@@ -1,0 +1,245 @@
+//! What-if planning: a session holds one imported and analysed graph and answers changed requests
+//! without analysing again (analysis depends on structure only). Each answer is a plan and how it
+//! differs from the session's base plan. Changes are values, applied to a copy of the base request.
+
+use crate::analyse::{Analysis, analyse};
+use crate::graph::{Graph, NodeId, OpKind};
+use crate::options::DeploymentTarget;
+use crate::plan::{Plan, PlanError, PlanRequest, StrategyRequest, plan};
+use std::collections::{BTreeSet, HashMap};
+
+/// One change to the question the base plan answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    TakeOverMutableBuffer(bool),
+    /// `None` is the converter default (below iOS18).
+    MinimumDeploymentTarget(Option<DeploymentTarget>),
+    /// For one buffer (by buffer or placeholder name), or for every buffer when `buffer` is `None`.
+    Strategy {
+        buffer: Option<String>,
+        strategy: StrategyRequest,
+    },
+    /// Every node calling this op target, e.g. `llama.gated_delta_rule.default`.
+    OpSupported {
+        target: String,
+        supported: bool,
+    },
+    NodeSupported {
+        node: String,
+        supported: bool,
+    },
+    /// Keep one node on CPU whatever its support.
+    NodeOnCpu {
+        node: String,
+    },
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum WhatIfError {
+    #[error("no node is named {0:?}")]
+    UnknownNode(String),
+    #[error("no node calls the op {0:?}")]
+    UnknownOp(String),
+    #[error("{0}")]
+    Plan(#[from] PlanError),
+}
+
+/// How one plan differs from another, partitions matched by content rather than by tag name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlanDiff {
+    /// New partitions sharing no node with any old one.
+    pub partitions_added: Vec<String>,
+    /// Old partitions sharing no node with any new one.
+    pub partitions_removed: Vec<String>,
+    /// (old tag, new tag) pairs that share nodes but not all of them.
+    pub partitions_changed: Vec<(String, String)>,
+    /// `call_function` nodes whose place changed: (node, old tag, new tag), `None` for CPU.
+    pub nodes_moved: Vec<(NodeId, Option<String>, Option<String>)>,
+    pub states_gained: Vec<String>,
+    pub states_lost: Vec<String>,
+    /// New minus old: delegate calls (partitions), delegated nodes, boundary bytes.
+    pub delegate_calls: i64,
+    pub delegated_nodes: i64,
+    pub boundary_bytes: i64,
+}
+
+impl PlanDiff {
+    pub fn is_empty(&self) -> bool {
+        *self == PlanDiff::default()
+    }
+}
+
+pub struct WhatIf {
+    pub plan: Plan,
+    pub diff: PlanDiff,
+}
+
+pub struct Session {
+    pub graph: Graph,
+    pub analysis: Analysis,
+    pub base_request: PlanRequest,
+    pub base: Plan,
+    /// Op target to the nodes calling it.
+    callers: HashMap<String, Vec<NodeId>>,
+}
+
+impl Session {
+    /// Analyses `graph` once and plans the request `base_request` makes of it.
+    pub fn new(graph: Graph, base_request: PlanRequest) -> Result<Self, PlanError> {
+        let analysis = analyse(&graph);
+        let base = plan(&graph, &analysis, &base_request)?;
+        let mut callers: HashMap<String, Vec<NodeId>> = HashMap::new();
+        for id in graph
+            .ids()
+            .filter(|&n| graph.node(n).op == OpKind::CallFunction)
+        {
+            callers
+                .entry(graph.node(id).target.clone())
+                .or_default()
+                .push(id);
+        }
+        Ok(Session {
+            graph,
+            analysis,
+            base_request,
+            base,
+            callers,
+        })
+    }
+
+    /// The base request with `changes` applied in order.
+    pub fn request(&self, changes: &[Change]) -> Result<PlanRequest, WhatIfError> {
+        let mut r = self.base_request.clone();
+        let node = |name: &str| {
+            self.graph
+                .find(name)
+                .ok_or_else(|| WhatIfError::UnknownNode(name.to_string()))
+        };
+        for change in changes {
+            match change {
+                Change::TakeOverMutableBuffer(v) => r.options.take_over_mutable_buffer = *v,
+                Change::MinimumDeploymentTarget(t) => r.options.minimum_deployment_target = *t,
+                Change::Strategy {
+                    buffer: None,
+                    strategy,
+                } => {
+                    r.strategy = *strategy;
+                    r.buffer_strategies.clear();
+                }
+                Change::Strategy {
+                    buffer: Some(b),
+                    strategy,
+                } => r.buffer_strategies.push((b.clone(), *strategy)),
+                Change::OpSupported { target, supported } => {
+                    let ids = self
+                        .callers
+                        .get(target)
+                        .ok_or_else(|| WhatIfError::UnknownOp(target.clone()))?;
+                    for id in ids {
+                        r.supported[id.index()] = *supported;
+                    }
+                }
+                Change::NodeSupported {
+                    node: name,
+                    supported,
+                } => r.supported[node(name)?.index()] = *supported,
+                Change::NodeOnCpu { node: name } => r.on_cpu.push(node(name)?),
+            }
+        }
+        Ok(r)
+    }
+
+    /// The plan for the base request with `changes` applied, and how it differs from the base plan.
+    pub fn what_if(&self, changes: &[Change]) -> Result<WhatIf, WhatIfError> {
+        let request = self.request(changes)?;
+        let plan = plan(&self.graph, &self.analysis, &request)?;
+        let diff = diff(&self.graph, &self.base, &plan);
+        Ok(WhatIf { plan, diff })
+    }
+}
+
+/// How `new` differs from `old`, both plans of `graph`.
+pub fn diff(graph: &Graph, old: &Plan, new: &Plan) -> PlanDiff {
+    let ops: Vec<NodeId> = graph
+        .ids()
+        .filter(|&n| graph.node(n).op == OpKind::CallFunction)
+        .collect();
+    let members = |p: &Plan| -> Vec<BTreeSet<NodeId>> {
+        let mut sets = vec![BTreeSet::new(); p.tagging.partition_count()];
+        for &n in &ops {
+            if let Some(t) = p.tagging.partition(n) {
+                sets[t as usize].insert(n);
+            }
+        }
+        sets
+    };
+    let (old_sets, new_sets) = (members(old), members(new));
+    // Each partition's counterpart: the partition of the other plan it shares most nodes with.
+    let counterpart = |sets: &[BTreeSet<NodeId>], to: &Plan| -> Vec<Option<u32>> {
+        sets.iter()
+            .map(|set| {
+                let mut shared: HashMap<u32, usize> = HashMap::new();
+                for n in set {
+                    if let Some(t) = to.tagging.partition(*n) {
+                        *shared.entry(t).or_default() += 1;
+                    }
+                }
+                shared
+                    .into_iter()
+                    .max_by_key(|&(t, c)| (c, std::cmp::Reverse(t)))
+                    .map(|(t, _)| t)
+            })
+            .collect()
+    };
+    let old_to_new = counterpart(&old_sets, new);
+    let new_to_old = counterpart(&new_sets, old);
+    let mut d = PlanDiff::default();
+    for (t, image) in new_to_old.iter().enumerate() {
+        let name = new.tagging.name(t as u32).to_string();
+        match image {
+            None => d.partitions_added.push(name),
+            Some(o) if old_sets[*o as usize] != new_sets[t] => d
+                .partitions_changed
+                .push((old.tagging.name(*o).to_string(), name)),
+            Some(_) => {}
+        }
+    }
+    for (t, image) in old_to_new.iter().enumerate() {
+        if image.is_none() {
+            d.partitions_removed
+                .push(old.tagging.name(t as u32).to_string());
+        }
+    }
+    for &n in &ops {
+        let (was, is) = (old.tagging.partition(n), new.tagging.partition(n));
+        let moved = match (was, is) {
+            (None, None) => false,
+            (Some(a), Some(b)) => old_to_new[a as usize] != Some(b),
+            _ => true,
+        };
+        if moved {
+            d.nodes_moved.push((
+                n,
+                was.map(|t| old.tagging.name(t).to_string()),
+                is.map(|t| new.tagging.name(t).to_string()),
+            ));
+        }
+    }
+    let states = |p: &Plan| -> BTreeSet<String> {
+        p.measure
+            .partitions
+            .iter()
+            .flat_map(|s| s.states.iter().cloned())
+            .collect()
+    };
+    let (old_states, new_states) = (states(old), states(new));
+    d.states_gained = new_states.difference(&old_states).cloned().collect();
+    d.states_lost = old_states.difference(&new_states).cloned().collect();
+    d.delegate_calls = new.measure.partitions.len() as i64 - old.measure.partitions.len() as i64;
+    d.delegated_nodes = new.measure.delegated_nodes as i64 - old.measure.delegated_nodes as i64;
+    d.boundary_bytes = new.measure.boundary_bytes() as i64 - old.measure.boundary_bytes() as i64;
+    d
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,127 @@
+use super::*;
+use crate::fixtures::{load, seed_graph};
+use crate::plan::Strategy;
+use crate::rules::RuleId;
+
+fn session(graph: Graph) -> Session {
+    let mut request = PlanRequest::new(&graph);
+    request.options.minimum_deployment_target = Some(DeploymentTarget::Ios18);
+    Session::new(graph, request).expect("plans")
+}
+
+fn ask(s: &Session, changes: &[Change]) -> WhatIf {
+    let answer = s.what_if(changes).expect("answers");
+    let broken: Vec<String> = answer.plan.violations().map(|f| f.to_string()).collect();
+    assert!(broken.is_empty(), "{broken:#?}");
+    answer
+}
+
+fn moved(s: &Session, d: &PlanDiff) -> Vec<String> {
+    d.nodes_moved
+        .iter()
+        .map(|(n, _, _)| s.graph.name(*n).to_string())
+        .collect()
+}
+
+#[test]
+fn no_change_is_no_difference() {
+    let s = session(load(&seed_graph()));
+    assert!(ask(&s, &[]).diff.is_empty());
+    // Asking for what auto already chose changes nothing either.
+    let same = ask(
+        &s,
+        &[Change::Strategy {
+            buffer: Some("cache".into()),
+            strategy: StrategyRequest::Fixed(Strategy::State),
+        }],
+    );
+    assert!(same.diff.is_empty(), "{:?}", same.diff);
+}
+
+#[test]
+fn take_over_off_loses_the_state_and_moves_the_chain() {
+    let s = session(load(&seed_graph()));
+    assert_eq!(s.base.measure.states(), 1);
+    let d = ask(&s, &[Change::TakeOverMutableBuffer(false)]).diff;
+    assert_eq!(d.states_lost, ["cache"]);
+    assert!(d.states_gained.is_empty());
+    // The chain leaves the delegate; `unsq` stays delegated but in a call of its own, apart from the
+    // partition that inherits the old one's `sum` and `out`.
+    assert_eq!(
+        moved(&s, &d),
+        ["mul", "scatter0", "unsq", "add", "copy", "scatter1"]
+    );
+    assert_eq!((d.delegate_calls, d.delegated_nodes), (1, -5));
+    // The old partition split in two: both halves share nodes with it, so neither is "added".
+    let changed: Vec<(&str, &str)> = d
+        .partitions_changed
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    assert_eq!(changed, [("tag0", "tag0"), ("tag0", "tag1")]);
+    assert!(d.partitions_added.is_empty() && d.partitions_removed.is_empty());
+}
+
+#[test]
+fn an_op_made_unsupported_and_a_node_kept_on_cpu() {
+    let s = session(load(&seed_graph()));
+    let a = ask(
+        &s,
+        &[Change::OpSupported {
+            target: "aten.copy.default".into(),
+            supported: false,
+        }],
+    );
+    assert_eq!(a.plan.buffers[0].rule, Some(RuleId::Supported));
+    assert_eq!(a.diff.states_lost, ["cache"]);
+    let b = ask(&s, &[Change::NodeOnCpu { node: "sum".into() }]);
+    assert_eq!(b.plan.tagging.tag(s.graph.find("sum").unwrap()), None);
+    assert!(
+        b.diff.states_lost.is_empty(),
+        "sum reads the new value only: the state stays"
+    );
+    assert!(moved(&s, &b.diff).contains(&"sum".to_string()));
+    // Changes apply in order: supported again after being made unsupported.
+    let c = ask(
+        &s,
+        &[
+            Change::NodeSupported {
+                node: "copy".into(),
+                supported: false,
+            },
+            Change::NodeSupported {
+                node: "copy".into(),
+                supported: true,
+            },
+        ],
+    );
+    assert!(c.diff.is_empty());
+}
+
+#[test]
+fn unknown_names_are_errors() {
+    let s = session(load(&seed_graph()));
+    assert_eq!(
+        s.what_if(&[Change::NodeOnCpu {
+            node: "ghost".into()
+        }])
+        .err(),
+        Some(WhatIfError::UnknownNode("ghost".into()))
+    );
+    assert_eq!(
+        s.what_if(&[Change::OpSupported {
+            target: "aten.nope.default".into(),
+            supported: true
+        }])
+        .err(),
+        Some(WhatIfError::UnknownOp("aten.nope.default".into()))
+    );
+    let unknown = Change::Strategy {
+        buffer: Some("nope".into()),
+        strategy: StrategyRequest::Auto,
+    };
+    assert!(matches!(
+        s.what_if(&[unknown]),
+        Err(WhatIfError::Plan(PlanError::UnknownBuffer { .. }))
+    ));
+}
