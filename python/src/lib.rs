@@ -1,7 +1,7 @@
 //! `partition_planner._native`: a thin binding over the Rust library. Strings in, strings out; no
 //! planning logic lives here.
 
-use partition_planner::api::{ApiError, Overrides, check_document, plan_document};
+use partition_planner::api::{ApiError, Overrides, Planned, check_document, plan_document};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -17,6 +17,12 @@ fn value_error(e: ApiError) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
+/// Plans outside the GIL; shared by `plan` and `plan_text`.
+fn planned(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<Planned> {
+    let o = self::overrides(overrides)?;
+    py.detach(|| plan_document(graph, &o)).map_err(value_error)
+}
+
 /// Plans a bridge JSON document; returns the `partition-planner/plan@1` document as JSON text.
 /// `overrides` is JSON, every part optional: `{"options": {"take_over_mutable_buffer": bool,
 /// "take_over_constant_data": bool, "minimum_deployment_target": "iOS18", "compute_unit": ...,
@@ -24,11 +30,7 @@ fn value_error(e: ApiError) -> PyErr {
 #[pyfunction]
 #[pyo3(signature = (graph, overrides=None))]
 fn plan(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<String> {
-    let o = self::overrides(overrides)?;
-    let planned = py
-        .detach(|| plan_document(graph, &o))
-        .map_err(value_error)?;
-    Ok(planned.json().to_string())
+    Ok(planned(py, graph, overrides)?.json().to_string())
 }
 
 /// Checks the tags a bridge JSON document carries; returns `partition-planner/check@1` as JSON text.
@@ -46,11 +48,7 @@ fn check(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<Strin
 #[pyfunction]
 #[pyo3(signature = (graph, overrides=None))]
 fn plan_text(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<String> {
-    let o = self::overrides(overrides)?;
-    let planned = py
-        .detach(|| plan_document(graph, &o))
-        .map_err(value_error)?;
-    Ok(planned.text())
+    Ok(planned(py, graph, overrides)?.text())
 }
 
 #[pymodule]
