@@ -69,14 +69,6 @@ impl Tagging {
     pub fn partition_count(&self) -> usize {
         self.names.len()
     }
-
-    pub fn node_count(&self) -> usize {
-        self.of.len()
-    }
-
-    pub fn partitions(&self) -> &[Option<u32>] {
-        &self.of
-    }
 }
 
 #[cfg(test)]

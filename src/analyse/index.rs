@@ -83,10 +83,6 @@ impl GraphIndex {
     pub fn position(&self, n: NodeId) -> u32 {
         self.position[n.index()]
     }
-
-    pub fn edge_count(&self) -> usize {
-        self.inputs.targets.len()
-    }
 }
 
 impl DirectedGraph for GraphIndex {
