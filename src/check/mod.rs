@@ -4,7 +4,7 @@
 //! an explicit quotient graph. Every plan produced in the tests goes through it.
 
 use crate::graph::{Graph, NodeId, OpKind};
-use crate::measure::measure;
+use crate::measure::{Measure, measure};
 use crate::options::Options;
 use crate::plan::{Plan, Strategy};
 use crate::rules::{Finding, PathStep, RuleId};
@@ -19,6 +19,8 @@ struct Checker<'a> {
     graph: &'a Graph,
     tagging: &'a Tagging,
     dag: DiGraph<(), ()>,
+    /// What the tagging costs, measured once for every rule that reads it.
+    measured: Measure,
 }
 
 fn ix(n: NodeId) -> NodeIndex {
@@ -36,20 +38,14 @@ pub fn check(
     options: &Options,
     supported: &[bool],
 ) -> Vec<Finding> {
-    let c = Checker::new(graph, tagging);
-    let mut findings = c.supported(supported);
-    findings.extend(c.buffers(options));
-    findings.extend(c.acyclic());
-    findings.extend(c.constant_sharing());
-    findings.extend(c.inputs(options));
-    findings
+    Checker::new(graph, tagging).rules(options, supported)
 }
 
 /// `check` on a plan's tagging, plus: does the plan's own account of itself match its tags?
 pub fn verify_plan(graph: &Graph, plan: &Plan, supported: &[bool]) -> Vec<Finding> {
-    let mut findings = check(graph, &plan.tagging, &plan.options, supported);
     let t = &plan.tagging;
     let c = Checker::new(graph, t);
+    let mut findings = c.rules(&plan.options, supported);
     for b in &plan.buffers {
         let p_tag = t.tag(b.placeholder);
         let w_tag = t.tag(b.writer);
@@ -77,8 +73,8 @@ pub fn verify_plan(graph: &Graph, plan: &Plan, supported: &[bool]) -> Vec<Findin
         .iter()
         .filter(|b| b.strategy == Strategy::State)
         .count();
-    let measured = measure(graph, t);
-    if measured.states() != states || measured != plan.measure {
+    let measured = &c.measured;
+    if measured.states() != states || *measured != plan.measure {
         findings.push(Finding::violation(
             RuleId::PlanMatchesTags,
             format!(
@@ -106,7 +102,18 @@ impl<'a> Checker<'a> {
             graph,
             tagging,
             dag,
+            measured: measure(graph, tagging),
         }
+    }
+
+    /// Every rule, on this tagging.
+    fn rules(&self, options: &Options, supported: &[bool]) -> Vec<Finding> {
+        let mut findings = self.supported(supported);
+        findings.extend(self.buffers(options));
+        findings.extend(self.acyclic());
+        findings.extend(self.constant_sharing());
+        findings.extend(self.inputs(options));
+        findings
     }
 
     /// executorch copies a tagged placeholder for each other side that reads it
@@ -438,9 +445,9 @@ impl<'a> Checker<'a> {
         if options.target_allows_states() {
             return Vec::new();
         }
-        measure(self.graph, self.tagging)
+        self.measured
             .partitions
-            .into_iter()
+            .iter()
             .filter(|p| p.inputs.is_empty() && p.nodes > 0)
             .map(|p| {
                 let members: Vec<&str> = self
@@ -461,9 +468,9 @@ impl<'a> Checker<'a> {
 
     /// CONSTANT_SHARING: a tagged constant read by other partitions or CPU is copied for each.
     fn constant_sharing(&self) -> Vec<Finding> {
-        measure(self.graph, self.tagging)
+        self.measured
             .constant_copies
-            .into_iter()
+            .iter()
             .filter(|c| self.graph.role(c.placeholder).is_constant_data())
             .map(|c| {
                 let readers: Vec<String> = c
