@@ -9,6 +9,7 @@ pub mod build;
 pub mod check;
 #[cfg(test)]
 mod fixtures;
+pub mod generate;
 pub mod graph;
 pub mod import;
 pub mod measure;

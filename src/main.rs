@@ -3,7 +3,9 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use partition_planner::api::{Overrides, check_document, plan_document};
+use partition_planner::generate::generate;
 use partition_planner::options::{DeploymentTarget, PartialOptions};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -32,6 +34,17 @@ enum Command {
     Check {
         #[command(flatten)]
         common: Common,
+    },
+    /// Write an LLM-shaped graph of exactly N nodes (attention with KV caches, gated delta-net,
+    /// short convolution, mixture of experts, unsupported islands), the same for the same seed.
+    Generate {
+        #[arg(long, value_name = "N")]
+        nodes: usize,
+        #[arg(long, value_name = "S", default_value_t = 0)]
+        seed: u64,
+        /// Write the graph here instead of standard output.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
     },
 }
 
@@ -82,14 +95,7 @@ impl Common {
     }
 
     fn emit(&self, report: String) -> Result<(), Failure> {
-        match &self.output {
-            Some(path) => std::fs::write(path, report)
-                .map_err(|e| Failure(2, format!("cannot write {}: {e}", path.display()))),
-            None => {
-                print!("{report}");
-                Ok(())
-            }
-        }
+        write_to(self.output.as_deref(), &report)
     }
 }
 
@@ -108,6 +114,20 @@ fn main() -> ExitCode {
         Err(Failure(code, message)) => {
             eprintln!("partition-planner: {message}");
             ExitCode::from(code)
+        }
+    }
+}
+
+/// Writes `text` to `path`, or to standard output when there is none.
+fn write_to(path: Option<&Path>, text: &str) -> Result<(), Failure> {
+    match path {
+        Some(path) => std::fs::write(path, text)
+            .map_err(|e| Failure(2, format!("cannot write {}: {e}", path.display()))),
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| Failure(2, format!("cannot write to standard output: {e}")))
         }
     }
 }
@@ -138,6 +158,15 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 .map_err(|e| Failure(2, format!("{}: {e}", common.graph.display())))?;
             common.emit(common.render(|| checked.json(), || checked.text()))?;
             Ok(if checked.ok() { 0 } else { 1 })
+        }
+        Command::Generate {
+            nodes,
+            seed,
+            output,
+        } => {
+            let text = generate(nodes, seed).map_err(|e| Failure(2, e.to_string()))?;
+            write_to(output.as_deref(), &text)?;
+            Ok(0)
         }
     }
 }

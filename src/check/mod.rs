@@ -12,13 +12,15 @@ use crate::tagging::Tagging;
 use petgraph::Direction::Outgoing;
 use petgraph::algo::{tarjan_scc, toposort};
 use petgraph::graph::{DiGraph, NodeIndex};
-use petgraph::visit::{Bfs, Reversed, Walker};
+use petgraph::visit::{Bfs, EdgeFiltered, EdgeRef, Reversed, Walker};
 use std::collections::{HashMap, HashSet, VecDeque};
 
 struct Checker<'a> {
     graph: &'a Graph,
     tagging: &'a Tagging,
     dag: DiGraph<(), ()>,
+    /// Each node's place in the import's topological order.
+    position: Vec<usize>,
     /// What the tagging costs, measured once for every rule that reads it.
     measured: Measure,
 }
@@ -98,10 +100,15 @@ impl<'a> Checker<'a> {
                 dag.add_edge(ix(q), ix(n), ());
             }
         }
+        let mut position = vec![0; graph.len()];
+        for (i, n) in graph.order.iter().enumerate() {
+            position[n.index()] = i;
+        }
         Checker {
             graph,
             tagging,
             dag,
+            position,
             measured: measure(graph, tagging),
         }
     }
@@ -168,18 +175,20 @@ impl<'a> Checker<'a> {
         out
     }
 
-    /// Nodes on a path from `p` to `w`, `w` included, by plain search in both directions.
+    /// Nodes on a path from `p` to `w`, `w` included: those reachable from `p` that come no later
+    /// than `w` in the import's topological order (nothing later can lead back to `w`), then those
+    /// of them that reach `w`. Bounding by position keeps each search to the chain's neighbourhood
+    /// rather than the rest of the graph.
     fn chain(&self, p: NodeId, w: NodeId) -> Vec<NodeId> {
-        let ahead: HashSet<NodeIndex> = Bfs::new(&self.dag, ix(p)).iter(&self.dag).collect();
-        let reversed = Reversed(&self.dag);
-        let mut chain: Vec<NodeId> = Bfs::new(reversed, ix(w))
-            .iter(reversed)
-            .filter(|i| ahead.contains(i) && *i != ix(p))
-            .map(id)
-            .collect();
-        if !chain.contains(&w) {
-            chain.push(w);
-        }
+        let limit = self.position[w.index()];
+        let forward =
+            EdgeFiltered::from_fn(&self.dag, |e| self.position[e.target().index()] <= limit);
+        let ahead: HashSet<NodeIndex> = Bfs::new(&forward, ix(p)).iter(&forward).collect();
+        // In the reversed graph an edge's target is the input being walked to.
+        let backward = EdgeFiltered::from_fn(Reversed(&self.dag), |e| {
+            ahead.contains(&e.target()) && e.target() != ix(p)
+        });
+        let mut chain: Vec<NodeId> = Bfs::new(&backward, ix(w)).iter(&backward).map(id).collect();
         chain.sort();
         chain
     }
