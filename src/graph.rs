@@ -98,15 +98,42 @@ pub fn dtype_size(dtype: &str) -> Option<u64> {
     })
 }
 
+/// One FX argument, references resolved to `R` (a [`NodeId`] once imported; the referenced name
+/// while reading). Literals stay exact: they shape the compiled model and so its content key.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arg<R = NodeId> {
+    Node(R),
+    Null,
+    Bool(bool),
+    Int(i64),
+    /// An integer above `i64::MAX`.
+    UInt(u64),
+    Float(f64),
+    Str(Box<str>),
+    List(Vec<Arg<R>>),
+    /// A JSON object other than a reference, keys in input order.
+    Dict(Vec<(Box<str>, Arg<R>)>),
+}
+
+impl<R: Copy> Arg<R> {
+    /// The node this argument refers to, when it is a reference.
+    pub fn node(&self) -> Option<R> {
+        match self {
+            Arg::Node(r) => Some(*r),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
     pub name: String,
     pub op: OpKind,
     /// Qualified operator name as FX prints it, e.g. `aten.slice_scatter.default`.
     pub target: String,
-    /// The FX args and kwargs as given, references still written `{"node": NAME}`.
-    pub args: serde_json::Value,
-    pub kwargs: serde_json::Value,
+    /// The FX args and kwargs as given, references resolved.
+    pub args: Vec<Arg>,
+    pub kwargs: Vec<(Box<str>, Arg)>,
     /// Distinct nodes this node reads, in order of first reference.
     pub inputs: SmallVec<[NodeId; 4]>,
     /// Whether the backend can run the op.
@@ -117,6 +144,14 @@ pub struct Node {
 }
 
 impl Node {
+    /// The keyword argument `key`, if given.
+    pub fn kwarg(&self, key: &str) -> Option<&Arg> {
+        self.kwargs
+            .iter()
+            .find(|(k, _)| &**k == key)
+            .map(|(_, v)| v)
+    }
+
     /// `getitem` picks one value out of a multi-output op; it must live where its producer lives.
     pub fn is_getitem(&self) -> bool {
         self.op == OpKind::CallFunction

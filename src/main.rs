@@ -1,10 +1,14 @@
-//! `partition-planner plan|check GRAPH.json`: exit 0 ok, 1 rule violations, 2 bad input or usage,
-//! 3 when the planner produced a plan its own checker rejects (a bug: please report it).
+//! `partition-planner plan|check|whatif GRAPH.json`, `generate`: exit 0 ok, 1 rule violations
+//! (`check`), 2 bad input or usage, 3 when the planner produced a plan its own checker rejects (a
+//! bug: please report it).
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use partition_planner::api::{Overrides, check_document, plan_document};
 use partition_planner::generate::generate;
+use partition_planner::import::parse_graph;
 use partition_planner::options::{DeploymentTarget, PartialOptions};
+use partition_planner::report::{Answered, comparison_table, whatif_json, whatif_text};
+use partition_planner::whatif::{Scenario, Session, parse_scenarios};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -34,6 +38,23 @@ enum Command {
     Check {
         #[command(flatten)]
         common: Common,
+    },
+    /// Plan once, then answer what changes if the question changes: one scenario from `--change`,
+    /// or a batch of scenarios (one JSON object per line) as a comparison table.
+    Whatif {
+        #[command(flatten)]
+        common: Common,
+        /// The base plan's strategy, as for `plan` (repeatable).
+        #[arg(long = "strategy", value_name = "[BUFFER=]STRATEGY")]
+        strategies: Vec<String>,
+        /// take-over=on|off, target=iOS15..iOS18|default, strategy=[BUFFER=]STRATEGY,
+        /// op-supported=TARGET, op-unsupported=TARGET, node-supported=NODE,
+        /// node-unsupported=NODE, cpu=NODE (repeatable, applied in order).
+        #[arg(long = "change", value_name = "WHAT=VALUE")]
+        changes: Vec<String>,
+        /// Scenarios, one `{"name": ..., "changes": [...]}` per line; `-` reads standard input.
+        #[arg(long, value_name = "FILE", conflicts_with = "changes")]
+        scenarios: Option<PathBuf>,
     },
     /// Write an LLM-shaped graph of exactly N nodes (attention with KV caches, gated delta-net,
     /// short convolution, mixture of experts, unsupported islands), the same for the same seed.
@@ -137,6 +158,74 @@ fn read(path: &Path) -> Result<String, Failure> {
         .map_err(|e| Failure(2, format!("cannot read {}: {e}", path.display())))
 }
 
+fn whatif(
+    common: &Common,
+    strategies: Vec<String>,
+    changes: &[String],
+    scenarios: Option<&Path>,
+) -> Result<u8, Failure> {
+    let usage = |e: String| Failure(2, e);
+    let scenarios = match scenarios {
+        Some(path) => {
+            let text = if path == Path::new("-") {
+                std::io::read_to_string(std::io::stdin())
+                    .map_err(|e| Failure(2, format!("cannot read standard input: {e}")))?
+            } else {
+                read(path)?
+            };
+            parse_scenarios(&text).map_err(usage)?
+        }
+        None => vec![Scenario {
+            name: "what-if".into(),
+            changes: changes
+                .iter()
+                .map(|c| c.parse())
+                .collect::<Result<_, String>>()
+                .map_err(usage)?,
+        }],
+    };
+    let batch = scenarios.len() != 1 || changes.is_empty();
+    let bad_input = |e: String| Failure(2, format!("{}: {e}", common.graph.display()));
+    let graph = parse_graph(&read(&common.graph)?).map_err(|e| bad_input(e.to_string()))?;
+    let request = common
+        .overrides(strategies)
+        .request(&graph)
+        .map_err(|e| bad_input(e.to_string()))?;
+    let session = Session::new(graph, request).map_err(|e| bad_input(e.to_string()))?;
+    let mut results = Vec::with_capacity(scenarios.len());
+    for s in &scenarios {
+        let answer = session
+            .what_if(&s.changes)
+            .map_err(|e| Failure(2, format!("scenario {}: {e}", s.name)))?;
+        results.push(answer);
+    }
+    let answered: Vec<Answered> = scenarios
+        .iter()
+        .zip(&results)
+        .map(|(s, r)| Answered {
+            name: &s.name,
+            changes: &s.changes,
+            plan: &r.plan,
+            diff: &r.diff,
+        })
+        .collect();
+    let (graph, base) = (&session.graph, &session.base);
+    common.emit(common.render(
+        || whatif_json(graph, base, &answered),
+        || match answered.as_slice() {
+            [one] if !batch => whatif_text(graph, base, one),
+            all => comparison_table(base, all),
+        },
+    ))?;
+    match answered.iter().find_map(|a| a.plan.violations().next()) {
+        Some(v) => Err(Failure(
+            3,
+            format!("internal error: the checker rejects a plan: {v}"),
+        )),
+        None => Ok(0),
+    }
+}
+
 fn run(cli: Cli) -> Result<u8, Failure> {
     match cli.command {
         Command::Plan { common, strategies } => {
@@ -159,6 +248,12 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             common.emit(common.render(|| checked.json(), || checked.text()))?;
             Ok(if checked.ok() { 0 } else { 1 })
         }
+        Command::Whatif {
+            common,
+            strategies,
+            changes,
+            scenarios,
+        } => whatif(&common, strategies, &changes, scenarios.as_deref()),
         Command::Generate {
             nodes,
             seed,

@@ -7,6 +7,8 @@ use crate::graph::{Graph, NodeId, OpKind};
 use crate::options::DeploymentTarget;
 use crate::plan::{Plan, PlanError, PlanRequest, StrategyRequest, plan};
 use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::str::FromStr;
 
 /// One change to the question the base plan answered.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,6 +36,136 @@ pub enum Change {
     },
 }
 
+/// The command-line spelling, shared by the CLI, batch scenarios and the Python binding:
+/// `take-over=on|off`, `target=iOS15..iOS18|default`, `strategy=[BUFFER=]STRATEGY`,
+/// `op-supported=TARGET`, `op-unsupported=TARGET`, `node-supported=NODE`, `node-unsupported=NODE`,
+/// `cpu=NODE`.
+impl FromStr for Change {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (what, value) = s
+            .split_once('=')
+            .ok_or_else(|| format!("a change is WHAT=VALUE, found {s:?}"))?;
+        let flag = |v: &str| match v {
+            "on" | "true" => Ok(true),
+            "off" | "false" => Ok(false),
+            _ => Err(format!("{what} is on or off, found {v:?}")),
+        };
+        Ok(match what {
+            "take-over" => Change::TakeOverMutableBuffer(flag(value)?),
+            "target" => Change::MinimumDeploymentTarget(match value {
+                "default" => None,
+                t => Some(t.parse()?),
+            }),
+            "strategy" => match value.rsplit_once('=') {
+                Some((buffer, strategy)) => Change::Strategy {
+                    buffer: Some(buffer.to_string()),
+                    strategy: strategy.parse()?,
+                },
+                None => Change::Strategy {
+                    buffer: None,
+                    strategy: value.parse()?,
+                },
+            },
+            "op-supported" | "op-unsupported" => Change::OpSupported {
+                target: value.to_string(),
+                supported: what == "op-supported",
+            },
+            "node-supported" | "node-unsupported" => Change::NodeSupported {
+                node: value.to_string(),
+                supported: what == "node-supported",
+            },
+            "cpu" => Change::NodeOnCpu {
+                node: value.to_string(),
+            },
+            _ => {
+                return Err(format!(
+                    "unknown change {what:?} (expected take-over, target, strategy, op-supported, \
+                     op-unsupported, node-supported, node-unsupported or cpu)"
+                ));
+            }
+        })
+    }
+}
+
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Change::TakeOverMutableBuffer(v) => {
+                write!(f, "take-over={}", if *v { "on" } else { "off" })
+            }
+            Change::MinimumDeploymentTarget(None) => f.write_str("target=default"),
+            Change::MinimumDeploymentTarget(Some(t)) => write!(f, "target={t}"),
+            Change::Strategy {
+                buffer: None,
+                strategy,
+            } => write!(f, "strategy={strategy}"),
+            Change::Strategy {
+                buffer: Some(b),
+                strategy,
+            } => write!(f, "strategy={b}={strategy}"),
+            Change::OpSupported { target, supported } => {
+                let what = if *supported {
+                    "op-supported"
+                } else {
+                    "op-unsupported"
+                };
+                write!(f, "{what}={target}")
+            }
+            Change::NodeSupported { node, supported } => {
+                let what = if *supported {
+                    "node-supported"
+                } else {
+                    "node-unsupported"
+                };
+                write!(f, "{what}={node}")
+            }
+            Change::NodeOnCpu { node } => write!(f, "cpu={node}"),
+        }
+    }
+}
+
+/// A named list of changes: one line of a batch file,
+/// `{"name": "ios17", "changes": ["target=iOS17", "strategy=cpu"]}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scenario {
+    pub name: String,
+    pub changes: Vec<Change>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    #[serde(default)]
+    name: Option<String>,
+    changes: Vec<String>,
+}
+
+/// Scenarios one JSON object per line; blank lines and lines starting with `#` are skipped. An
+/// unnamed scenario is named after its line.
+pub fn parse_scenarios(text: &str) -> Result<Vec<Scenario>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let at = |e: String| format!("scenario line {}: {e}", i + 1);
+        let raw: RawScenario = serde_json::from_str(line).map_err(|e| at(e.to_string()))?;
+        let changes = raw
+            .changes
+            .iter()
+            .map(|c| c.parse())
+            .collect::<Result<Vec<Change>, String>>()
+            .map_err(at)?;
+        out.push(Scenario {
+            name: raw.name.unwrap_or_else(|| format!("line {}", i + 1)),
+            changes,
+        });
+    }
+    Ok(out)
+}
+
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum WhatIfError {
     #[error("no node is named {0:?}")]
@@ -51,7 +183,8 @@ pub struct PlanDiff {
     pub partitions_added: Vec<String>,
     /// Old partitions sharing no node with any new one.
     pub partitions_removed: Vec<String>,
-    /// (old tag, new tag) pairs that share nodes but not all of them.
+    /// (old tag, new tag) pairs where one is the other's counterpart (the partition it shares most
+    /// nodes with) and their nodes differ: splits and merges list every part.
     pub partitions_changed: Vec<(String, String)>,
     /// `call_function` nodes whose place changed: (node, old tag, new tag), `None` for CPU.
     pub nodes_moved: Vec<(NodeId, Option<String>, Option<String>)>,
@@ -195,19 +328,36 @@ pub fn diff(graph: &Graph, old: &Plan, new: &Plan) -> PlanDiff {
     let new_to_old = counterpart(&new_sets, old);
     let mut d = PlanDiff::default();
     for (t, image) in new_to_old.iter().enumerate() {
-        let name = new.tagging.name(t as u32).to_string();
-        match image {
-            None => d.partitions_added.push(name),
-            Some(o) if old_sets[*o as usize] != new_sets[t] => d
-                .partitions_changed
-                .push((old.tagging.name(*o).to_string(), name)),
-            Some(_) => {}
+        if image.is_none() {
+            d.partitions_added
+                .push(new.tagging.name(t as u32).to_string());
         }
     }
-    for (t, image) in old_to_new.iter().enumerate() {
+    for (o, image) in old_to_new.iter().enumerate() {
         if image.is_none() {
             d.partitions_removed
-                .push(old.tagging.name(t as u32).to_string());
+                .push(old.tagging.name(o as u32).to_string());
+        }
+    }
+    // A pair changed when either side is the other's counterpart and their nodes differ: a split
+    // lists each new part against the old partition, a merge each old part against the new one.
+    let mut changed: BTreeSet<(u32, u32)> = BTreeSet::new();
+    for (o, image) in old_to_new.iter().enumerate() {
+        if let Some(t) = image {
+            changed.insert((o as u32, *t));
+        }
+    }
+    for (t, image) in new_to_old.iter().enumerate() {
+        if let Some(o) = image {
+            changed.insert((*o, t as u32));
+        }
+    }
+    for (o, t) in changed {
+        if old_sets[o as usize] != new_sets[t as usize] {
+            d.partitions_changed.push((
+                old.tagging.name(o).to_string(),
+                new.tagging.name(t).to_string(),
+            ));
         }
     }
     for &n in &ops {

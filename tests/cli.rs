@@ -163,3 +163,87 @@ fn bad_input_and_usage_exit_two_with_the_place() {
     let out = run(&["frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn generate_writes_the_same_graph_for_the_same_seed() {
+    let (a, b) = (scratch("gen_a.json"), scratch("gen_b.json"));
+    for file in [&a, &b] {
+        let out = run(&[
+            "generate",
+            "--nodes",
+            "5000",
+            "--seed",
+            "3",
+            "-o",
+            arg(file),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let text_a = std::fs::read_to_string(&a).unwrap();
+    assert_eq!(text_a, std::fs::read_to_string(&b).unwrap());
+    let doc: serde_json::Value = serde_json::from_str(&text_a).unwrap();
+    assert_eq!(doc["nodes"].as_array().unwrap().len(), 5000);
+    let out = run(&["plan", arg(&a)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = run(&["generate", "--nodes", "3"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot generate 3 nodes"));
+}
+
+#[test]
+fn whatif_answers_one_scenario_in_detail() {
+    let qwen = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("data/executorch-1.4.0/qwen3_5_0_8b_takeover_off_ios18.json");
+    let out = run(&["whatif", arg(&qwen), "--change", "strategy=io"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    assert!(report.starts_with("what if strategy=io"), "{report}");
+    assert!(
+        report.contains("delegate calls             43            1        -42"),
+        "{report}"
+    );
+    let out = run(&["whatif", arg(&qwen), "--change", "cpu=no_such_node"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("no node is named \"no_such_node\""));
+    let out = run(&["whatif", arg(&qwen), "--change", "gpu=on"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn whatif_batch_prints_one_row_per_scenario() {
+    let qwen = data("qwen3_5_0_8b_takeover_on_ios18.json");
+    let scenarios = scratch("scenarios.jsonl");
+    std::fs::write(
+        &scenarios,
+        "{\"name\": \"take-over off\", \"changes\": [\"take-over=off\"]}\n\
+         {\"name\": \"gdr on Core ML\", \"changes\": [\"op-supported=llama.gated_delta_rule.default\"]}\n\
+         {\"name\": \"ios17\", \"changes\": [\"target=iOS17\"]}\n",
+    )
+    .unwrap();
+    let out = run(&["whatif", arg(&qwen), "--scenarios", arg(&scenarios)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    let rows: Vec<&str> = table.lines().collect();
+    assert_eq!(rows.len(), 5, "{table}");
+    assert!(rows[1].starts_with("base"));
+    assert!(rows[3].starts_with("gdr on Core ML"));
+    let out = run(&[
+        "whatif",
+        arg(&qwen),
+        "--scenarios",
+        arg(&scenarios),
+        "--format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["schema"], "partition-planner/whatif@1");
+    assert_eq!(doc["base"]["states"], 30);
+    assert_eq!(
+        doc["scenarios"][1]["diff"]["states_gained"]
+            .as_array()
+            .unwrap()
+            .len(),
+        18
+    );
+    assert_eq!(doc["scenarios"][2]["stats"]["states"], 0);
+}

@@ -179,12 +179,11 @@ fn scatter_base(graph: &Graph, n: NodeId) -> Option<NodeId> {
     if node.op != OpKind::CallFunction {
         return None;
     }
-    let first = node
-        .args
-        .get(0)
-        .or_else(|| node.kwargs.get("self"))
-        .or_else(|| node.kwargs.get("input"))?;
-    graph.find(first.get("node")?.as_str()?)
+    node.args
+        .first()
+        .or_else(|| node.kwarg("self"))
+        .or_else(|| node.kwarg("input"))?
+        .node()
 }
 
 #[cfg(test)]

@@ -1,10 +1,12 @@
 //! The bridge JSON v1 document exactly as written on disk (docs/bridge-json.md). Nothing here is
 //! validated beyond JSON types; `import::validate` turns it into a [`crate::graph::Graph`].
 
-use crate::graph::OpKind;
+use crate::graph::{Arg, OpKind};
 use crate::options::PartialOptions;
 use indexmap::IndexMap;
 use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use std::fmt;
 
 pub const GRAPH_SCHEMA: &str = "partition-planner/graph@1";
 
@@ -28,10 +30,10 @@ pub struct RawNode {
     pub op: OpKind,
     #[serde(default)]
     pub target: String,
-    #[serde(default = "empty_array")]
-    pub args: serde_json::Value,
-    #[serde(default = "empty_object")]
-    pub kwargs: serde_json::Value,
+    #[serde(default)]
+    pub args: Vec<RawArg>,
+    #[serde(default, deserialize_with = "kwargs")]
+    pub kwargs: Vec<(Box<str>, RawArg)>,
     #[serde(default)]
     pub supported: Option<bool>,
     #[serde(default)]
@@ -40,12 +42,77 @@ pub struct RawNode {
     pub meta: RawMeta,
 }
 
-fn empty_array() -> serde_json::Value {
-    serde_json::Value::Array(Vec::new())
+/// An argument as written: a reference is `Node(NAME)`. An object holding a `node` key that is not
+/// exactly `{"node": NAME}` stays a `Dict`, for import to refuse with the node's name.
+pub type RawArg = Arg<String>;
+
+/// kwargs are an object; read as its entries in order without building a map.
+fn kwargs<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(Box<str>, RawArg)>, D::Error> {
+    match RawArg::deserialize(d)? {
+        Arg::Dict(entries) => Ok(entries),
+        // `{"node": NAME}` as kwargs: one keyword argument `node` referring to NAME.
+        Arg::Node(name) => Ok(vec![("node".into(), Arg::Node(name))]),
+        _ => Err(de::Error::custom("kwargs must be a JSON object")),
+    }
 }
 
-fn empty_object() -> serde_json::Value {
-    serde_json::Value::Object(serde_json::Map::new())
+impl<'de> Deserialize<'de> for RawArg {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ArgVisitor)
+    }
+}
+
+struct ArgVisitor;
+
+impl<'de> Visitor<'de> for ArgVisitor {
+    type Value = RawArg;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an FX argument: a JSON value, references written {\"node\": NAME}")
+    }
+    fn visit_unit<E>(self) -> Result<RawArg, E> {
+        Ok(Arg::Null)
+    }
+    fn visit_none<E>(self) -> Result<RawArg, E> {
+        Ok(Arg::Null)
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<RawArg, E> {
+        Ok(Arg::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<RawArg, E> {
+        Ok(Arg::Int(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<RawArg, E> {
+        Ok(i64::try_from(v).map_or(Arg::UInt(v), Arg::Int))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<RawArg, E> {
+        Ok(Arg::Float(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<RawArg, E> {
+        Ok(Arg::Str(v.into()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<RawArg, E> {
+        Ok(Arg::Str(v.into_boxed_str()))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawArg, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Arg::List(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawArg, A::Error> {
+        let mut entries: Vec<(Box<str>, RawArg)> = Vec::new();
+        while let Some((key, value)) = map.next_entry::<Box<str>, RawArg>()? {
+            entries.push((key, value));
+        }
+        match entries.as_mut_slice() {
+            [(key, Arg::Str(name))] if &**key == "node" => {
+                Ok(Arg::Node(std::mem::take(name).into_string()))
+            }
+            _ => Ok(Arg::Dict(entries)),
+        }
+    }
 }
 
 /// Only `shape` and `dtype` are read; anything else an exporter adds is kept out of planning.

@@ -7,10 +7,10 @@ pub use bridge::GRAPH_SCHEMA;
 pub use error::ImportError;
 
 use crate::graph::{
-    Dim, Graph, MutableBuffer, Node, NodeId, NodeRoles, OpKind, Signature, TensorMeta,
+    Arg, Dim, Graph, MutableBuffer, Node, NodeId, NodeRoles, OpKind, Signature, TensorMeta,
 };
 use crate::options::Options;
-use bridge::{RawDim, RawDocument, RawNode, RawSignature, SchemaProbe};
+use bridge::{RawArg, RawDim, RawDocument, RawNode, RawSignature, SchemaProbe};
 use indexmap::IndexMap;
 use smallvec::SmallVec;
 use std::cmp::Reverse;
@@ -90,8 +90,23 @@ fn index_names(raw: &[RawNode]) -> Result<HashMap<String, NodeId>, ImportError> 
 
 fn resolve_node(raw: RawNode, names: &HashMap<String, NodeId>) -> Result<Node, ImportError> {
     let mut inputs = SmallVec::new();
-    collect_references(&raw.name, "args", &raw.args, names, &mut inputs)?;
-    collect_references(&raw.name, "kwargs", &raw.kwargs, names, &mut inputs)?;
+    let mut refs = References {
+        node: &raw.name,
+        field: "args",
+        names,
+        inputs: &mut inputs,
+    };
+    let args = raw
+        .args
+        .into_iter()
+        .map(|a| refs.resolve(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    refs.field = "kwargs";
+    let kwargs = raw
+        .kwargs
+        .into_iter()
+        .map(|(k, a)| Ok((k, refs.resolve(a)?)))
+        .collect::<Result<Vec<_>, ImportError>>()?;
     if raw.op == OpKind::Placeholder && !inputs.is_empty() {
         return Err(ImportError::BadReference {
             node: raw.name,
@@ -112,8 +127,8 @@ fn resolve_node(raw: RawNode, names: &HashMap<String, NodeId>) -> Result<Node, I
         name: raw.name,
         op: raw.op,
         target: raw.target,
-        args: raw.args,
-        kwargs: raw.kwargs,
+        args,
+        kwargs,
         inputs,
         supported,
         stock_tag: raw.delegation_tag,
@@ -124,44 +139,60 @@ fn resolve_node(raw: RawNode, names: &HashMap<String, NodeId>) -> Result<Node, I
     })
 }
 
-/// Finds every `{"node": NAME}` in a value, without recursion (nesting depth is the input's).
-fn collect_references(
-    node: &str,
+/// Resolves the references in one node's arguments and records each distinct node read.
+struct References<'a> {
+    node: &'a str,
     field: &'static str,
-    value: &serde_json::Value,
-    names: &HashMap<String, NodeId>,
-    out: &mut SmallVec<[NodeId; 4]>,
-) -> Result<(), ImportError> {
-    use serde_json::Value;
-    let mut stack = vec![value];
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::Array(items) => stack.extend(items.iter().rev()),
-            Value::Object(map) => match map.get("node") {
-                Some(Value::String(name)) if map.len() == 1 => {
-                    let id = *names.get(name).ok_or_else(|| ImportError::UnknownNode {
-                        node: node.into(),
-                        reference: name.clone(),
+    names: &'a HashMap<String, NodeId>,
+    inputs: &'a mut SmallVec<[NodeId; 4]>,
+}
+
+impl References<'_> {
+    /// Recursion follows the argument's nesting, which serde_json has already bounded (128 levels).
+    fn resolve(&mut self, raw: RawArg) -> Result<Arg, ImportError> {
+        Ok(match raw {
+            Arg::Node(name) => {
+                let id = *self
+                    .names
+                    .get(&name)
+                    .ok_or_else(|| ImportError::UnknownNode {
+                        node: self.node.into(),
+                        reference: name,
                     })?;
-                    if !out.contains(&id) {
-                        out.push(id);
-                    }
+                if !self.inputs.contains(&id) {
+                    self.inputs.push(id);
                 }
-                Some(_) => {
+                Arg::Node(id)
+            }
+            Arg::Null => Arg::Null,
+            Arg::Bool(v) => Arg::Bool(v),
+            Arg::Int(v) => Arg::Int(v),
+            Arg::UInt(v) => Arg::UInt(v),
+            Arg::Float(v) => Arg::Float(v),
+            Arg::Str(v) => Arg::Str(v),
+            Arg::List(items) => Arg::List(
+                items
+                    .into_iter()
+                    .map(|a| self.resolve(a))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Arg::Dict(entries) => {
+                if entries.iter().any(|(k, _)| &**k == "node") {
                     return Err(ImportError::BadReference {
-                        node: node.into(),
-                        field,
-                        message: format!(
-                            "a reference is {{\"node\": NAME}} with nothing else, found {v}"
-                        ),
+                        node: self.node.into(),
+                        field: self.field,
+                        message: "a reference is {\"node\": NAME} with nothing else".into(),
                     });
                 }
-                None => stack.extend(map.values()),
-            },
-            _ => {}
-        }
+                Arg::Dict(
+                    entries
+                        .into_iter()
+                        .map(|(k, a)| Ok((k, self.resolve(a)?)))
+                        .collect::<Result<_, ImportError>>()?,
+                )
+            }
+        })
     }
-    Ok(())
 }
 
 fn single_output(nodes: &[Node]) -> Result<NodeId, ImportError> {

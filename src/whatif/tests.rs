@@ -125,3 +125,49 @@ fn unknown_names_are_errors() {
         Err(WhatIfError::Plan(PlanError::UnknownBuffer { .. }))
     ));
 }
+
+#[test]
+fn changes_read_and_print_the_same_spelling() {
+    for text in [
+        "take-over=off",
+        "take-over=on",
+        "target=iOS17",
+        "target=default",
+        "strategy=io",
+        "strategy=layers.0.conv_state=cpu",
+        "op-supported=llama.gated_delta_rule.default",
+        "op-unsupported=aten.mul.Tensor",
+        "node-supported=getitem_3",
+        "node-unsupported=aten_add_tensor",
+        "cpu=aten_mul_tensor_7",
+    ] {
+        let change: Change = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(change.to_string(), text);
+    }
+    for bad in [
+        "take-over",
+        "take-over=maybe",
+        "target=iOS9",
+        "strategy=fast",
+        "gpu=x",
+    ] {
+        assert!(bad.parse::<Change>().is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn scenarios_are_read_one_per_line() {
+    let text = "# questions\n{\"name\": \"ios17\", \"changes\": [\"target=iOS17\"]}\n\n{\"changes\": [\"take-over=off\", \"strategy=io\"]}\n";
+    let scenarios = parse_scenarios(text).unwrap();
+    assert_eq!(scenarios.len(), 2);
+    assert_eq!(scenarios[0].name, "ios17");
+    assert_eq!(scenarios[1].name, "line 4");
+    assert_eq!(scenarios[1].changes.len(), 2);
+    let err = parse_scenarios("{\"changes\": [\"gpu=on\"]}").unwrap_err();
+    assert!(err.starts_with("scenario line 1: unknown change"), "{err}");
+    assert!(
+        parse_scenarios("{\"changes\": []")
+            .unwrap_err()
+            .starts_with("scenario line 1:")
+    );
+}

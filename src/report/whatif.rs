@@ -1,0 +1,206 @@
+//! What-if answers: one scenario's diff in detail, or many scenarios as one comparison table, as
+//! text or as `partition-planner/whatif@1` JSON.
+
+use crate::graph::Graph;
+use crate::plan::Plan;
+use crate::whatif::{Change, PlanDiff};
+use serde_json::{Value, json};
+use std::fmt::Write;
+
+pub const WHATIF_SCHEMA: &str = "partition-planner/whatif@1";
+
+/// One answered scenario: its name, the changes asked, the plan and how it differs from the base.
+pub struct Answered<'a> {
+    pub name: &'a str,
+    pub changes: &'a [Change],
+    pub plan: &'a Plan,
+    pub diff: &'a PlanDiff,
+}
+
+fn stats(plan: &Plan) -> Value {
+    let m = &plan.measure;
+    json!({
+        "delegate_calls": m.partitions.len(),
+        "delegated_nodes": m.delegated_nodes,
+        "states": m.states(),
+        "boundary_bytes": m.boundary_bytes(),
+        "violations": plan.violations().count(),
+    })
+}
+
+fn diff_json(graph: &Graph, d: &PlanDiff) -> Value {
+    json!({
+        "partitions_added": d.partitions_added,
+        "partitions_removed": d.partitions_removed,
+        "partitions_changed": d.partitions_changed.iter().map(|(a, b)| json!([a, b])).collect::<Vec<_>>(),
+        "nodes_moved": d.nodes_moved.iter().map(|(n, from, to)| json!({"node": graph.name(*n), "from": from, "to": to})).collect::<Vec<_>>(),
+        "states_gained": d.states_gained,
+        "states_lost": d.states_lost,
+        "delegate_calls": d.delegate_calls,
+        "delegated_nodes": d.delegated_nodes,
+        "boundary_bytes": d.boundary_bytes,
+    })
+}
+
+pub fn whatif_json(graph: &Graph, base: &Plan, answers: &[Answered]) -> Value {
+    json!({
+        "schema": WHATIF_SCHEMA,
+        "options": base.options,
+        "base": stats(base),
+        "scenarios": answers.iter().map(|a| json!({
+            "name": a.name,
+            "changes": a.changes.iter().map(Change::to_string).collect::<Vec<_>>(),
+            "options": a.plan.options,
+            "stats": stats(a.plan),
+            "diff": diff_json(graph, a.diff),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn signed(v: i64) -> String {
+    if v > 0 {
+        format!("+{v}")
+    } else {
+        v.to_string()
+    }
+}
+
+fn some(names: &[String], most: usize) -> String {
+    let mut out = names
+        .iter()
+        .take(most)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > most {
+        let _ = write!(out, " (+{} more)", names.len() - most);
+    }
+    out
+}
+
+/// One scenario in detail: the figures before and after, then what moved.
+pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered) -> String {
+    let mut out = String::new();
+    let changes: Vec<String> = a.changes.iter().map(Change::to_string).collect();
+    let _ = writeln!(
+        out,
+        "what if {}",
+        if changes.is_empty() {
+            "nothing changed".to_string()
+        } else {
+            changes.join(", ")
+        }
+    );
+    let (b, n) = (&base.measure, &a.plan.measure);
+    let rows = [
+        (
+            "delegate calls",
+            b.partitions.len() as i64,
+            n.partitions.len() as i64,
+        ),
+        (
+            "delegated nodes",
+            b.delegated_nodes as i64,
+            n.delegated_nodes as i64,
+        ),
+        ("states", b.states() as i64, n.states() as i64),
+        (
+            "boundary bytes",
+            b.boundary_bytes() as i64,
+            n.boundary_bytes() as i64,
+        ),
+    ];
+    let _ = writeln!(
+        out,
+        "  {:<16} {:>12} {:>12} {:>10}",
+        "", "base", "what-if", "change"
+    );
+    for (label, before, after) in rows {
+        let _ = writeln!(
+            out,
+            "  {label:<16} {before:>12} {after:>12} {:>10}",
+            signed(after - before)
+        );
+    }
+    let d = a.diff;
+    if d.is_empty() {
+        let _ = writeln!(out, "\nthe plan does not change");
+    }
+    let lists = [
+        ("partitions added", d.partitions_added.clone()),
+        ("partitions removed", d.partitions_removed.clone()),
+        (
+            "partitions changed",
+            d.partitions_changed
+                .iter()
+                .map(|(o, n)| format!("{o} -> {n}"))
+                .collect(),
+        ),
+        ("states gained", d.states_gained.clone()),
+        ("states lost", d.states_lost.clone()),
+        (
+            "nodes moved",
+            d.nodes_moved
+                .iter()
+                .map(|(node, from, to)| {
+                    format!(
+                        "{} {} -> {}",
+                        graph.name(*node),
+                        from.as_deref().unwrap_or("cpu"),
+                        to.as_deref().unwrap_or("cpu")
+                    )
+                })
+                .collect(),
+        ),
+    ];
+    for (label, names) in lists.iter().filter(|(_, names)| !names.is_empty()) {
+        let _ = writeln!(out, "{label} ({}): {}", names.len(), some(names, 8));
+    }
+    let violations = a.plan.violations().count();
+    if violations > 0 {
+        let _ = writeln!(
+            out,
+            "\ninternal error: the checker rejects this plan ({violations} violation(s))"
+        );
+    }
+    out
+}
+
+/// Many scenarios, one row each after the base row.
+pub fn comparison_table(base: &Plan, answers: &[Answered]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<24} {:>6} {:>7} {:>10} {:>7} {:>14} {:>7} {:>10}  changes",
+        "scenario",
+        "calls",
+        "Δcalls",
+        "delegated",
+        "states",
+        "boundary bytes",
+        "moved",
+        "violations"
+    );
+    let row =
+        |out: &mut String, name: &str, plan: &Plan, diff: Option<&PlanDiff>, changes: &str| {
+            let m = &plan.measure;
+            let _ = writeln!(
+                out,
+                "{:<24} {:>6} {:>7} {:>10} {:>7} {:>14} {:>7} {:>10}  {changes}",
+                name,
+                m.partitions.len(),
+                diff.map_or("-".into(), |d| signed(d.delegate_calls)),
+                m.delegated_nodes,
+                m.states(),
+                m.boundary_bytes(),
+                diff.map_or("-".into(), |d| d.nodes_moved.len().to_string()),
+                plan.violations().count(),
+            );
+        };
+    row(&mut out, "base", base, None, "-");
+    for a in answers {
+        let changes: Vec<String> = a.changes.iter().map(Change::to_string).collect();
+        row(&mut out, a.name, a.plan, Some(a.diff), &changes.join(" "));
+    }
+    out
+}
