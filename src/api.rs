@@ -5,6 +5,7 @@ use crate::analyse::analyse;
 use crate::check::check;
 use crate::graph::Graph;
 use crate::import::{ImportError, parse_graph};
+use crate::manifest::{Manifest, manifest};
 use crate::measure::measure;
 use crate::options::{Options, PartialOptions};
 use crate::plan::{Plan, PlanError, PlanRequest, StrategyRequest, plan};
@@ -68,6 +69,10 @@ impl Planned {
     }
     pub fn text(&self) -> String {
         report::plan_text(&self.graph, &self.analysis, &self.plan)
+    }
+    /// One entry per delegate partition, keyed by content (docs/manifest.md).
+    pub fn manifest(&self) -> Manifest {
+        manifest(&self.graph, &self.plan.tagging, &self.plan.options)
     }
 }
 

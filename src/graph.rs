@@ -68,6 +68,8 @@ pub enum Dim {
 pub struct TensorMeta {
     pub shape: Option<Vec<Dim>>,
     pub dtype: Option<String>,
+    /// A digest of a constant's content, when the exporter gives one (any string, e.g. sha256 hex).
+    pub digest: Option<String>,
 }
 
 impl TensorMeta {
@@ -251,6 +253,7 @@ mod tests {
         let meta = |shape: Vec<Dim>, dtype: &str| TensorMeta {
             shape: Some(shape),
             dtype: Some(dtype.into()),
+            digest: None,
         };
         assert_eq!(
             meta(vec![Dim::Static(2), Dim::Static(3)], "float16").bytes(),

@@ -12,6 +12,7 @@ mod fixtures;
 pub mod generate;
 pub mod graph;
 pub mod import;
+pub mod manifest;
 pub mod measure;
 pub mod options;
 pub mod plan;

@@ -6,8 +6,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use partition_planner::api::{Overrides, check_document, plan_document};
 use partition_planner::generate::generate;
 use partition_planner::import::parse_graph;
+use partition_planner::manifest::{MANIFEST_SCHEMA, Manifest, manifest_diff};
 use partition_planner::options::{DeploymentTarget, PartialOptions};
-use partition_planner::report::{Answered, comparison_table, whatif_json, whatif_text};
+use partition_planner::report::{
+    Answered, comparison_table, manifest_diff_text, whatif_json, whatif_text,
+};
 use partition_planner::whatif::{Scenario, Session, parse_scenarios};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -33,6 +36,17 @@ enum Command {
         /// `state`, `cpu`, `io` or `auto` for every buffer, or `BUFFER=STRATEGY` for one (repeatable).
         #[arg(long = "strategy", value_name = "[BUFFER=]STRATEGY")]
         strategies: Vec<String>,
+        /// Also write the Core ML cache manifest: one content key per delegate partition.
+        #[arg(long, value_name = "FILE")]
+        emit_manifest: Option<PathBuf>,
+    },
+    /// List the entries of an old manifest a Core ML cache must drop for a new one, and the
+    /// entries to compile.
+    ManifestDiff {
+        old: PathBuf,
+        new: PathBuf,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Check the tags the graph already carries (the stock proposal) against every rule.
     Check {
@@ -106,11 +120,7 @@ impl Common {
         text: impl FnOnce() -> String,
     ) -> String {
         match self.format {
-            Format::Json => {
-                let mut s = serde_json::to_string_pretty(&json()).unwrap_or_default();
-                s.push('\n');
-                s
-            }
+            Format::Json => pretty(&json()),
             Format::Text => text(),
         }
     }
@@ -137,6 +147,12 @@ fn main() -> ExitCode {
             ExitCode::from(code)
         }
     }
+}
+
+fn pretty(value: &impl serde::Serialize) -> String {
+    let mut s = serde_json::to_string_pretty(value).unwrap_or_default();
+    s.push('\n');
+    s
 }
 
 /// Writes `text` to `path`, or to standard output when there is none.
@@ -228,11 +244,19 @@ fn whatif(
 
 fn run(cli: Cli) -> Result<u8, Failure> {
     match cli.command {
-        Command::Plan { common, strategies } => {
+        Command::Plan {
+            common,
+            strategies,
+            emit_manifest,
+        } => {
             let text = read(&common.graph)?;
             let planned = plan_document(&text, &common.overrides(strategies))
                 .map_err(|e| Failure(2, format!("{}: {e}", common.graph.display())))?;
+            drop(text);
             common.emit(common.render(|| planned.json(), || planned.text()))?;
+            if let Some(path) = emit_manifest {
+                write_to(Some(&path), &pretty(&planned.manifest()))?;
+            }
             if let Some(v) = planned.plan.violations().next() {
                 return Err(Failure(
                     3,
@@ -254,6 +278,27 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             changes,
             scenarios,
         } => whatif(&common, strategies, &changes, scenarios.as_deref()),
+        Command::ManifestDiff { old, new, format } => {
+            let load = |path: &Path| -> Result<Manifest, Failure> {
+                let text = read(path)?;
+                let m: Manifest = serde_json::from_str(&text)
+                    .map_err(|e| Failure(2, format!("{}: {e}", path.display())))?;
+                if m.schema != MANIFEST_SCHEMA {
+                    return Err(Failure(
+                        2,
+                        format!("{}: not a {MANIFEST_SCHEMA} document", path.display()),
+                    ));
+                }
+                Ok(m)
+            };
+            let d = manifest_diff(&load(&old)?, &load(&new)?);
+            let report = match format {
+                Format::Json => pretty(&d),
+                Format::Text => manifest_diff_text(&d),
+            };
+            write_to(None, &report)?;
+            Ok(0)
+        }
         Command::Generate {
             nodes,
             seed,

@@ -247,3 +247,54 @@ fn whatif_batch_prints_one_row_per_scenario() {
     );
     assert_eq!(doc["scenarios"][2]["stats"]["states"], 0);
 }
+
+#[test]
+fn manifests_are_emitted_and_diffed() {
+    let qwen = data("qwen3_5_0_8b_takeover_on_ios18.json");
+    let (ios18, ios17, same) = (
+        scratch("m18.json"),
+        scratch("m17.json"),
+        scratch("m18_again.json"),
+    );
+    for (file, target) in [(&ios18, "iOS18"), (&ios17, "iOS17"), (&same, "iOS18")] {
+        let out = run(&[
+            "plan",
+            arg(&qwen),
+            "-o",
+            arg(&scratch("plan.txt")),
+            "--min-target",
+            target,
+            "--emit-manifest",
+            arg(file),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&ios18).unwrap()).unwrap();
+    assert_eq!(m["schema"], "partition-planner/manifest@1");
+    let entries = m["entries"].as_array().unwrap();
+    assert!(
+        entries
+            .iter()
+            .all(|e| e["key"].as_str().unwrap().len() == 64)
+    );
+    let out = run(&["manifest-diff", arg(&ios18), arg(&same)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        format!("0 to drop, 0 to compile, {} kept\n", entries.len())
+    );
+    // Another target changes every compiled model: every old entry must go.
+    let out = run(&[
+        "manifest-diff",
+        arg(&ios18),
+        arg(&ios17),
+        "--format",
+        "json",
+    ]);
+    let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(d["drop"].as_array().unwrap().len(), entries.len());
+    assert!(d["keep"].as_array().unwrap().is_empty());
+    let out = run(&["manifest-diff", arg(&qwen), arg(&ios17)]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -2,6 +2,7 @@
 
 - ``export_graph``: bridge JSON v1 of an ExecuTorch edge program (needs torch and executorch).
 - ``plan`` / ``check``: the Rust planner and checker, JSON in and out (``partition_planner._native``).
+- ``manifest``: one content key per delegate partition, for a Core ML cache to drop what changed.
 - ``apply_plan``: a plan's ``node_tags`` onto ``meta["delegation_tag"]``.
 - ``PlannedCoreMLPartitioner``: a drop-in ``CoreMLPartitioner`` that plans (``partition_planner.partitioner``).
 - ``partition_planner.device``: running a lowered program with each delegate's private state, as on device.
@@ -33,6 +34,14 @@ def check(graph: Mapping, overrides: Optional[Mapping] = None) -> dict:
     return json.loads(_native.check(json.dumps(graph), None if overrides is None else json.dumps(overrides)))
 
 
+def manifest(graph: Mapping, overrides: Optional[Mapping] = None) -> dict:
+    """Plans a bridge JSON document and returns its manifest@1: one content key per delegate
+    partition (docs/manifest.md)."""
+    from . import _native
+
+    return json.loads(_native.manifest(json.dumps(graph), None if overrides is None else json.dumps(overrides)))
+
+
 def __getattr__(name):
     # torch and executorch are imported only when their parts are used.
     if name == "export_graph":
@@ -55,5 +64,6 @@ __all__ = [
     "apply_plan",
     "check",
     "export_graph",
+    "manifest",
     "plan",
 ]

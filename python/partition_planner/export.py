@@ -6,6 +6,7 @@ tags; ``delegation_tag`` is whatever the stock partitioner left in ``node.meta``
 
 from __future__ import annotations
 
+import hashlib
 import math
 import operator
 from importlib import metadata
@@ -71,6 +72,22 @@ def _meta(node: Node) -> dict:
     return {}
 
 
+def _digest(tensor: Any) -> Optional[str]:
+    """sha256 of a constant's bytes: content keys change when weights do (docs/manifest.md)."""
+    if not isinstance(tensor, torch.Tensor):
+        return None
+    data = tensor.detach().contiguous().cpu().reshape(-1).view(torch.uint8)
+    return "sha256:" + hashlib.sha256(data.numpy().tobytes()).hexdigest()
+
+
+def _constant_tensors(exported_program) -> dict:
+    """Placeholder name to the tensor it stands for (parameters, buffers, lifted constants)."""
+    sig = exported_program.graph_signature
+    names = {**sig.inputs_to_parameters, **sig.inputs_to_buffers, **sig.inputs_to_lifted_tensor_constants}
+    state, constants = exported_program.state_dict, exported_program.constants
+    return {node: state.get(name, constants.get(name)) for node, name in names.items()}
+
+
 def _options(partitioner) -> dict:
     from executorch.backends.apple.coreml.compiler import CoreMLBackend
 
@@ -96,12 +113,14 @@ def _versions(names: Iterable[str]) -> dict:
     return out
 
 
-def export_graph(exported_program, partitioner=None, *, model: Optional[str] = None) -> dict:
+def export_graph(exported_program, partitioner=None, *, model: Optional[str] = None, digests: bool = True) -> dict:
     """The bridge JSON v1 document of an edge program, with the tags it carries now.
 
     ``partitioner`` is the ``CoreMLPartitioner`` whose options and compile specs the document records
-    and whose op-support check fills ``supported``.
+    and whose op-support check fills ``supported``. ``digests`` writes each constant's sha256 into
+    its ``meta.digest``, so that partition content keys change when weights change.
     """
+    tensors = _constant_tensors(exported_program) if digests else {}
     skip = getattr(partitioner, "skip_ops_for_coreml_delegation", None)
     full = getattr(partitioner, "lower_full_graph", False)
     support = _support_checker(skip, full)
@@ -118,6 +137,9 @@ def export_graph(exported_program, partitioner=None, *, model: Optional[str] = N
         }
         if node.op in ("call_function", "get_attr"):
             entry["supported"] = bool(support.is_node_supported(None, node))
+        digest = _digest(tensors.get(node.name))
+        if digest is not None:
+            entry["meta"]["digest"] = digest
         nodes.append(entry)
     sig = exported_program.graph_signature
     doc = {

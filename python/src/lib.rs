@@ -51,11 +51,21 @@ fn plan_text(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<S
     Ok(planned(py, graph, overrides)?.text())
 }
 
+/// Plans a document and returns its `partition-planner/manifest@1`: one content key per delegate
+/// partition, for a Core ML cache to drop what changed.
+#[pyfunction]
+#[pyo3(signature = (graph, overrides=None))]
+fn manifest(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<String> {
+    serde_json::to_string(&planned(py, graph, overrides)?.manifest())
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(plan_text, m)?)?;
+    m.add_function(wrap_pyfunction!(manifest, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

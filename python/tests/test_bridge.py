@@ -10,8 +10,8 @@ from conftest import specs
 
 from executorch.backends.apple.coreml.partition import CoreMLPartitioner
 from executorch.exir import to_edge
-from partition_planner import PlanMismatch, _native, apply_plan, check, export_graph, plan
-from partition_planner.testing import SliceCache, seed_steps
+from partition_planner import PlanMismatch, _native, apply_plan, check, export_graph, manifest, plan
+from partition_planner.testing import SliceCache, WholeCache, seed_steps
 
 
 @pytest.fixture
@@ -33,7 +33,8 @@ def test_export_records_support_from_the_backend_tags_and_signature(tagged):
     assert nodes["aten_mul_tensor"]["supported"] is False
     assert nodes["aten_slice_scatter_default"]["supported"] is True
     assert nodes["aten_slice_scatter_default"]["args"][0] == {"node": "b_cache"}
-    assert nodes["b_cache"]["meta"] == {"shape": [1, 16, 8], "dtype": "float32"}
+    assert nodes["b_cache"]["meta"]["shape"] == [1, 16, 8]
+    assert nodes["b_cache"]["meta"]["digest"].startswith("sha256:")
     assert "supported" not in nodes["b_cache"]
     assert doc["graph_signature"]["buffers_to_mutate"] == {"aten_slice_scatter_default_1": "cache"}
     assert doc["options"]["minimum_deployment_target"] == "iOS18"
@@ -92,3 +93,23 @@ def test_overrides_replace_the_documents_options(tagged):
     assert p["buffers"][0]["strategy"] == "io"
     with pytest.raises(ValueError, match="unknown field `take_over_mutable_buffer`"):
         plan(doc, {"take_over_mutable_buffer": False})
+
+
+def _exported(model):
+    program = to_edge(torch.export.export(model, seed_steps()[0])).exported_program()
+    part = CoreMLPartitioner(compile_specs=specs("iOS18"), take_over_mutable_buffer=True)
+    return export_graph(part.partition(program).tagged_exported_program, part)
+
+
+def test_content_keys_are_stable_across_exports_and_follow_the_weights():
+    torch.manual_seed(0)
+    model = WholeCache().eval().requires_grad_(False)
+    first, second = manifest(_exported(model)), manifest(_exported(model))
+    assert first["schema"] == "partition-planner/manifest@1"
+    assert first["entries"] and [e["key"] for e in first["entries"]] == [e["key"] for e in second["entries"]]
+    # The compiled model embeds the buffer's initial value: new content, new key.
+    with torch.no_grad():
+        for b in model.buffers():
+            b.add_(1.0)
+    changed = manifest(_exported(model))
+    assert [e["key"] for e in changed["entries"]] != [e["key"] for e in first["entries"]]

@@ -115,13 +115,16 @@ impl<'de> Visitor<'de> for ArgVisitor {
     }
 }
 
-/// Only `shape` and `dtype` are read; anything else an exporter adds is kept out of planning.
+/// Only `shape`, `dtype` and `digest` are read; anything else an exporter adds is kept out of
+/// planning.
 #[derive(Debug, Default, Deserialize)]
 pub struct RawMeta {
     #[serde(default)]
     pub shape: Option<Vec<RawDim>>,
     #[serde(default)]
     pub dtype: Option<String>,
+    #[serde(default)]
+    pub digest: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -135,6 +135,7 @@ fn resolve_node(raw: RawNode, names: &HashMap<String, NodeId>) -> Result<Node, I
         meta: TensorMeta {
             shape,
             dtype: raw.meta.dtype,
+            digest: raw.meta.digest,
         },
     })
 }

@@ -2,6 +2,7 @@
 
 use crate::analyse::Analysis;
 use crate::graph::{Graph, NodeId};
+use crate::manifest::ManifestDiff;
 use crate::measure::{Measure, PartitionSummary};
 use crate::plan::Plan;
 use crate::rules::Finding;
@@ -135,6 +136,37 @@ pub fn check_text(graph: &Graph, measure: &Measure, found: &[Finding]) -> String
         } else {
             format!("{violations} rule violation(s)")
         }
+    );
+    out
+}
+
+/// What a cache must drop and compile, one line per entry.
+pub fn manifest_diff_text(d: &ManifestDiff) -> String {
+    let mut out = String::new();
+    for (verb, entries) in [("drop", &d.drop), ("add", &d.add)] {
+        for e in entries {
+            let states = if e.states.is_empty() {
+                String::new()
+            } else {
+                format!(", states: {}", e.states.join(", "))
+            };
+            let _ = writeln!(
+                out,
+                "{verb:<5} {}  {} ({} nodes, {} inputs, {} outputs{states})",
+                e.key,
+                e.tag,
+                e.nodes,
+                e.inputs.len(),
+                e.outputs.len()
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "{} to drop, {} to compile, {} kept",
+        d.drop.len(),
+        d.add.len(),
+        d.keep.len()
     );
     out
 }
