@@ -5,8 +5,13 @@
 use crate::options::Options;
 use bitflags::bitflags;
 use smallvec::SmallVec;
-use std::collections::HashMap;
+use hashbrown::{DefaultHashBuilder, HashTable};
 use std::fmt;
+use std::hash::BuildHasher;
+use std::sync::Arc;
+
+/// A string many nodes share (op targets, dtypes, tags), stored once per graph.
+pub type Symbol = Arc<str>;
 
 /// Index of a node in [`Graph::nodes`] (its position in the input's node list).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -67,7 +72,7 @@ pub enum Dim {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TensorMeta {
     pub shape: Option<Vec<Dim>>,
-    pub dtype: Option<String>,
+    pub dtype: Option<Symbol>,
     /// A digest of a constant's content, when the exporter gives one (any string, e.g. sha256 hex).
     pub digest: Option<String>,
 }
@@ -132,7 +137,7 @@ pub struct Node {
     pub name: String,
     pub op: OpKind,
     /// Qualified operator name as FX prints it, e.g. `aten.slice_scatter.default`.
-    pub target: String,
+    pub target: Symbol,
     /// The FX args and kwargs as given, references resolved.
     pub args: Vec<Arg>,
     pub kwargs: Vec<(Box<str>, Arg)>,
@@ -141,7 +146,7 @@ pub struct Node {
     /// Whether the backend can run the op.
     pub supported: bool,
     /// The tag the stock partitioner proposed.
-    pub stock_tag: Option<String>,
+    pub stock_tag: Option<Symbol>,
     pub meta: TensorMeta,
 }
 
@@ -157,7 +162,7 @@ impl Node {
     /// `getitem` picks one value out of a multi-output op; it must live where its producer lives.
     pub fn is_getitem(&self) -> bool {
         self.op == OpKind::CallFunction
-            && (self.target == "getitem" || self.target.ends_with(".getitem"))
+            && (&*self.target == "getitem" || self.target.ends_with(".getitem"))
     }
 }
 
@@ -197,7 +202,37 @@ pub struct Graph {
     pub output: NodeId,
     /// Provenance the exporter wrote (versions, model), echoed into reports.
     pub producer: Option<serde_json::Value>,
-    pub(crate) names: HashMap<String, NodeId>,
+    pub(crate) names: NameIndex,
+}
+
+/// Node name to id, hashing the names where the nodes keep them rather than copying them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NameIndex {
+    table: HashTable<NodeId>,
+    hasher: DefaultHashBuilder,
+}
+
+impl NameIndex {
+    pub(crate) fn find(&self, nodes: &[Node], name: &str) -> Option<NodeId> {
+        let hash = self.hasher.hash_one(name);
+        self.table
+            .find(hash, |id| nodes[id.index()].name == name)
+            .copied()
+    }
+
+    /// Indexes `nodes[id]` under its name; the id already there when the name is taken.
+    pub(crate) fn insert(&mut self, nodes: &[Node], id: NodeId) -> Result<(), NodeId> {
+        let name = nodes[id.index()].name.as_str();
+        if let Some(first) = self.find(nodes, name) {
+            return Err(first);
+        }
+        let hash = self.hasher.hash_one(name);
+        let hasher = &self.hasher;
+        self.table.insert_unique(hash, id, |other| {
+            hasher.hash_one(nodes[other.index()].name.as_str())
+        });
+        Ok(())
+    }
 }
 
 impl Graph {
@@ -222,7 +257,7 @@ impl Graph {
     }
 
     pub fn find(&self, name: &str) -> Option<NodeId> {
-        self.names.get(name).copied()
+        self.names.find(&self.nodes, name)
     }
 
     pub fn ids(&self) -> impl Iterator<Item = NodeId> + '_ {

@@ -248,7 +248,7 @@ fn boundary(graph: &Graph, n: NodeId) -> BoundaryValue {
                 })
                 .collect()
         }),
-        dtype: meta.dtype.clone(),
+        dtype: meta.dtype.as_deref().map(str::to_string),
     }
 }
 

@@ -3,7 +3,7 @@
 //! differs from the session's base plan. Changes are values, applied to a copy of the base request.
 
 use crate::analyse::{Analysis, analyse};
-use crate::graph::{Graph, NodeId, OpKind};
+use crate::graph::{Graph, NodeId, OpKind, Symbol};
 use crate::options::DeploymentTarget;
 use crate::plan::{Plan, PlanError, PlanRequest, StrategyRequest, plan};
 use std::collections::{BTreeSet, HashMap};
@@ -213,7 +213,7 @@ pub struct Session {
     pub base_request: PlanRequest,
     pub base: Plan,
     /// Op target to the nodes calling it.
-    callers: HashMap<String, Vec<NodeId>>,
+    callers: HashMap<Symbol, Vec<NodeId>>,
 }
 
 impl Session {
@@ -221,7 +221,7 @@ impl Session {
     pub fn new(graph: Graph, base_request: PlanRequest) -> Result<Self, PlanError> {
         let analysis = analyse(&graph);
         let base = plan(&graph, &analysis, &base_request)?;
-        let mut callers: HashMap<String, Vec<NodeId>> = HashMap::new();
+        let mut callers: HashMap<Symbol, Vec<NodeId>> = HashMap::new();
         for id in graph
             .ids()
             .filter(|&n| graph.node(n).op == OpKind::CallFunction)
@@ -266,7 +266,7 @@ impl Session {
                 Change::OpSupported { target, supported } => {
                     let ids = self
                         .callers
-                        .get(target)
+                        .get(target.as_str())
                         .ok_or_else(|| WhatIfError::UnknownOp(target.clone()))?;
                     for id in ids {
                         r.supported[id.index()] = *supported;

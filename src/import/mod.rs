@@ -2,23 +2,24 @@
 
 mod bridge;
 mod error;
+mod nodes;
 
 pub use bridge::GRAPH_SCHEMA;
 pub use error::ImportError;
 
-use crate::graph::{
-    Arg, Dim, Graph, MutableBuffer, Node, NodeId, NodeRoles, OpKind, Signature, TensorMeta,
-};
+use crate::graph::{Graph, MutableBuffer, NameIndex, Node, NodeId, NodeRoles, OpKind, Signature};
 use crate::options::Options;
-use bridge::{RawArg, RawDim, RawDocument, RawNode, RawSignature, SchemaProbe};
+use bridge::{DocumentSeed, RawDocument, RawSignature, SchemaProbe};
+use nodes::{NodeList, Problem, inputs_of, patch};
+use serde::de::DeserializeSeed;
 use indexmap::IndexMap;
-use smallvec::SmallVec;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 /// Parses and validates one bridge JSON document.
 pub fn parse_graph(text: &str) -> Result<Graph, ImportError> {
-    let raw: RawDocument = match serde_json::from_str(text) {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let raw = match DocumentSeed.deserialize(&mut de).and_then(|raw| de.end().map(|()| raw)) {
         Ok(raw) => raw,
         Err(e) => {
             // A document of another schema is reported as such, not as the first field it lacks.
@@ -35,9 +36,9 @@ pub fn parse_graph(text: &str) -> Result<Graph, ImportError> {
             return Err(ImportError::from_json(&e));
         }
     };
-    if raw.schema != GRAPH_SCHEMA {
+    if raw.schema.as_deref() != Some(GRAPH_SCHEMA) {
         return Err(ImportError::Schema {
-            found: format!("{:?}", raw.schema),
+            found: format!("{:?}", raw.schema.unwrap_or_default()),
             expected: GRAPH_SCHEMA,
         });
     }
@@ -45,16 +46,64 @@ pub fn parse_graph(text: &str) -> Result<Graph, ImportError> {
 }
 
 fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
-    let names = index_names(&raw.nodes)?;
-    let mut nodes = Vec::with_capacity(raw.nodes.len());
-    for raw_node in raw.nodes {
-        nodes.push(resolve_node(raw_node, &names)?);
+    let RawDocument {
+        nodes: list,
+        graph_signature,
+        options,
+        producer,
+        ..
+    } = raw;
+    let (Some(list), Some(graph_signature)) = (list, graph_signature) else {
+        return Err(ImportError::Json {
+            line: 0,
+            column: 0,
+            message: "missing nodes or graph_signature".into(),
+        });
+    };
+    let NodeList {
+        mut nodes,
+        names,
+        pending,
+        problem,
+        ..
+    } = list;
+    match problem {
+        Some(Problem::Duplicate { first, second }) => {
+            return Err(ImportError::DuplicateNode {
+                name: nodes[second].name.clone(),
+                first,
+                second,
+            });
+        }
+        Some(Problem::BadReference {
+            node,
+            field,
+            message,
+        }) => {
+            return Err(ImportError::BadReference {
+                node: nodes[node].name.clone(),
+                field,
+                message,
+            });
+        }
+        None => {}
+    }
+    resolve_forward_references(&mut nodes, &names, pending)?;
+    for node in &mut nodes {
+        node.inputs = inputs_of(node);
+        if node.op == OpKind::Placeholder && !node.inputs.is_empty() {
+            return Err(ImportError::BadReference {
+                node: node.name.clone(),
+                field: "args",
+                message: "a placeholder cannot read another node".into(),
+            });
+        }
     }
     let output = single_output(&nodes)?;
     check_no_reads_of_output(&nodes)?;
     let order = topological_order(&nodes)?;
-    let (signature, roles) = resolve_signature(&raw.graph_signature, &nodes, &names, output)?;
-    let options = raw.options.apply_to(&Options::default());
+    let (signature, roles) = resolve_signature(&graph_signature, &nodes, &names, output)?;
+    let options = options.apply_to(&Options::default());
     Ok(Graph {
         nodes,
         roles,
@@ -62,138 +111,34 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
         options,
         order,
         output,
-        producer: raw.producer,
+        producer,
         names,
     })
 }
 
-fn index_names(raw: &[RawNode]) -> Result<HashMap<String, NodeId>, ImportError> {
-    if raw.len() >= u32::MAX as usize {
-        return Err(ImportError::Json {
-            line: 0,
-            column: 0,
-            message: "too many nodes".into(),
-        });
-    }
-    let mut names = HashMap::with_capacity(raw.len());
-    for (i, node) in raw.iter().enumerate() {
-        if let Some(first) = names.insert(node.name.clone(), NodeId(i as u32)) {
-            return Err(ImportError::DuplicateNode {
-                name: node.name.clone(),
-                first: first.index(),
-                second: i,
-            });
+/// References to nodes later in the list, now that every name is known.
+fn resolve_forward_references(
+    nodes: &mut [Node],
+    names: &NameIndex,
+    pending: Vec<(u32, String)>,
+) -> Result<(), ImportError> {
+    let mut resolved: Vec<(u32, NodeId)> = Vec::with_capacity(pending.len());
+    for (node, name) in pending {
+        match names.find(nodes, &name) {
+            Some(id) => resolved.push((node, id)),
+            None => {
+                return Err(ImportError::UnknownNode {
+                    node: nodes[node as usize].name.clone(),
+                    reference: name,
+                });
+            }
         }
     }
-    Ok(names)
-}
-
-fn resolve_node(raw: RawNode, names: &HashMap<String, NodeId>) -> Result<Node, ImportError> {
-    let mut inputs = SmallVec::new();
-    let mut refs = References {
-        node: &raw.name,
-        field: "args",
-        names,
-        inputs: &mut inputs,
-    };
-    let args = raw
-        .args
-        .into_iter()
-        .map(|a| refs.resolve(a))
-        .collect::<Result<Vec<_>, _>>()?;
-    refs.field = "kwargs";
-    let kwargs = raw
-        .kwargs
-        .into_iter()
-        .map(|(k, a)| Ok((k, refs.resolve(a)?)))
-        .collect::<Result<Vec<_>, ImportError>>()?;
-    if raw.op == OpKind::Placeholder && !inputs.is_empty() {
-        return Err(ImportError::BadReference {
-            node: raw.name,
-            field: "args",
-            message: "a placeholder cannot read another node".into(),
-        });
+    for group in resolved.chunk_by(|a, b| a.0 == b.0) {
+        let node = &mut nodes[group[0].0 as usize];
+        patch(node, &mut group.iter().map(|&(_, id)| id));
     }
-    let supported = raw.supported.unwrap_or(raw.delegation_tag.is_some());
-    let shape = raw.meta.shape.map(|dims| {
-        dims.into_iter()
-            .map(|d| match d {
-                RawDim::Static(n) => Dim::Static(n),
-                RawDim::Symbolic(s) => Dim::Symbolic(s),
-            })
-            .collect()
-    });
-    Ok(Node {
-        name: raw.name,
-        op: raw.op,
-        target: raw.target,
-        args,
-        kwargs,
-        inputs,
-        supported,
-        stock_tag: raw.delegation_tag,
-        meta: TensorMeta {
-            shape,
-            dtype: raw.meta.dtype,
-            digest: raw.meta.digest,
-        },
-    })
-}
-
-/// Resolves the references in one node's arguments and records each distinct node read.
-struct References<'a> {
-    node: &'a str,
-    field: &'static str,
-    names: &'a HashMap<String, NodeId>,
-    inputs: &'a mut SmallVec<[NodeId; 4]>,
-}
-
-impl References<'_> {
-    /// Recursion follows the argument's nesting, which serde_json has already bounded (128 levels).
-    fn resolve(&mut self, raw: RawArg) -> Result<Arg, ImportError> {
-        Ok(match raw {
-            Arg::Node(name) => {
-                let id = *self
-                    .names
-                    .get(&name)
-                    .ok_or_else(|| ImportError::UnknownNode {
-                        node: self.node.into(),
-                        reference: name,
-                    })?;
-                if !self.inputs.contains(&id) {
-                    self.inputs.push(id);
-                }
-                Arg::Node(id)
-            }
-            Arg::Null => Arg::Null,
-            Arg::Bool(v) => Arg::Bool(v),
-            Arg::Int(v) => Arg::Int(v),
-            Arg::UInt(v) => Arg::UInt(v),
-            Arg::Float(v) => Arg::Float(v),
-            Arg::Str(v) => Arg::Str(v),
-            Arg::List(items) => Arg::List(
-                items
-                    .into_iter()
-                    .map(|a| self.resolve(a))
-                    .collect::<Result<_, _>>()?,
-            ),
-            Arg::Dict(entries) => {
-                if entries.iter().any(|(k, _)| &**k == "node") {
-                    return Err(ImportError::BadReference {
-                        node: self.node.into(),
-                        field: self.field,
-                        message: "a reference is {\"node\": NAME} with nothing else".into(),
-                    });
-                }
-                Arg::Dict(
-                    entries
-                        .into_iter()
-                        .map(|(k, a)| Ok((k, self.resolve(a)?)))
-                        .collect::<Result<_, ImportError>>()?,
-                )
-            }
-        })
-    }
+    Ok(())
 }
 
 fn single_output(nodes: &[Node]) -> Result<NodeId, ImportError> {
@@ -299,15 +244,14 @@ fn op_name(op: OpKind) -> &'static str {
 fn resolve_signature(
     raw: &RawSignature,
     nodes: &[Node],
-    names: &HashMap<String, NodeId>,
+    names: &NameIndex,
     output: NodeId,
 ) -> Result<(Signature, Vec<NodeRoles>), ImportError> {
     let mut roles = vec![NodeRoles::empty(); nodes.len()];
     let mut role_field: HashMap<NodeId, &'static str> = HashMap::new();
     let lookup = |field: &'static str, name: &str| -> Result<NodeId, ImportError> {
         names
-            .get(name)
-            .copied()
+            .find(nodes, name)
             .ok_or_else(|| ImportError::SignatureUnknownNode {
                 field,
                 name: name.into(),

@@ -1,0 +1,450 @@
+//! The node list, read in one pass straight into [`Node`]s: each reference to an earlier node is
+//! resolved as it is read (FX order makes that nearly every reference), strings many nodes share are
+//! stored once, and no intermediate document is built. What serde cannot report with a node's name
+//! (a duplicate name, a malformed reference) is kept as a [`Problem`] for import to raise.
+
+use crate::graph::{Arg, Dim, NameIndex, Node, NodeId, OpKind, Symbol, TensorMeta};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use smallvec::SmallVec;
+use std::collections::HashSet;
+use std::fmt;
+
+/// Stands for a reference to a node later in the list until the whole list is read.
+pub(super) const UNRESOLVED: NodeId = NodeId(u32::MAX);
+
+#[derive(Debug)]
+pub(super) enum Problem {
+    Duplicate {
+        first: usize,
+        second: usize,
+    },
+    BadReference {
+        node: usize,
+        field: &'static str,
+        message: String,
+    },
+}
+
+#[derive(Default)]
+pub(super) struct NodeList {
+    pub nodes: Vec<Node>,
+    pub names: NameIndex,
+    /// (node, name) of each reference to a node not yet read, in reading order.
+    pub pending: Vec<(u32, String)>,
+    pub problem: Option<Problem>,
+    symbols: HashSet<Symbol>,
+}
+
+impl NodeList {
+    fn symbol(&mut self, s: &str) -> Symbol {
+        if let Some(sym) = self.symbols.get(s) {
+            return sym.clone();
+        }
+        let sym: Symbol = s.into();
+        self.symbols.insert(sym.clone());
+        sym
+    }
+
+    fn problem(&mut self, p: Problem) {
+        self.problem.get_or_insert(p);
+    }
+}
+
+/// Reads the `nodes` array into a [`NodeList`].
+pub(super) struct NodesSeed<'a>(pub &'a mut NodeList);
+
+impl<'de> DeserializeSeed<'de> for NodesSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NodesSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of nodes")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let list = self.0;
+        if let Some(n) = seq.size_hint() {
+            list.nodes.reserve(n);
+        }
+        loop {
+            if list.nodes.len() >= u32::MAX as usize - 1 {
+                return Err(de::Error::custom("too many nodes"));
+            }
+            let index = list.nodes.len() as u32;
+            let Some(node) = seq.next_element_seed(NodeSeed { list, index })? else {
+                break;
+            };
+            list.nodes.push(node);
+            let id = NodeId(index);
+            let NodeList { nodes, names, .. } = &mut *list;
+            if let Err(first) = names.insert(nodes, id) {
+                list.problem(Problem::Duplicate {
+                    first: first.index(),
+                    second: id.index(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+const NODE_FIELDS: &[&str] = &[
+    "name",
+    "op",
+    "target",
+    "args",
+    "kwargs",
+    "supported",
+    "delegation_tag",
+    "meta",
+];
+
+struct NodeSeed<'a> {
+    list: &'a mut NodeList,
+    index: u32,
+}
+
+impl<'de> DeserializeSeed<'de> for NodeSeed<'_> {
+    type Value = Node;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+/// `meta`: only `shape`, `dtype` and `digest` are read; exporters may add anything else.
+#[derive(Deserialize)]
+struct RawMeta<'a> {
+    #[serde(default)]
+    shape: Option<Vec<Dim>>,
+    #[serde(default, borrow)]
+    dtype: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    digest: Option<String>,
+}
+
+impl<'de> Visitor<'de> for NodeSeed<'_> {
+    type Value = Node;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a node object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+        let NodeSeed { list, index } = self;
+        let (mut name, mut op, mut target) = (None, None, None);
+        let (mut args, mut kwargs) = (Vec::new(), Vec::new());
+        let (mut supported, mut tag, mut meta) = (None, None, TensorMeta::default());
+        while let Some(key) = map.next_key::<Key>()? {
+            match key.as_str() {
+                "name" => name = Some(map.next_value::<String>()?),
+                "op" => op = Some(map.next_value::<OpKind>()?),
+                "target" => {
+                    let t = map.next_value::<Key>()?;
+                    target = Some(list.symbol(t.as_str()));
+                }
+                "args" => {
+                    let mut ctx = ArgContext {
+                        list,
+                        node: index,
+                        field: "args",
+                    };
+                    match map.next_value_seed(ArgSeed(&mut ctx))? {
+                        Arg::List(items) => args = items,
+                        _ => return Err(de::Error::custom("args must be a JSON array")),
+                    }
+                }
+                "kwargs" => {
+                    let mut ctx = ArgContext {
+                        list,
+                        node: index,
+                        field: "kwargs",
+                    };
+                    kwargs = match map.next_value_seed(ArgSeed(&mut ctx))? {
+                        Arg::Dict(entries) => entries,
+                        // `{"node": NAME}` as kwargs: one keyword argument `node` referring to NAME.
+                        reference @ Arg::Node(_) => vec![("node".into(), reference)],
+                        _ => return Err(de::Error::custom("kwargs must be a JSON object")),
+                    };
+                }
+                "supported" => supported = map.next_value::<Option<bool>>()?,
+                "delegation_tag" => {
+                    tag = map
+                        .next_value::<Option<Key>>()?
+                        .map(|t| list.symbol(t.as_str()));
+                }
+                "meta" => {
+                    let raw = map.next_value::<RawMeta>()?;
+                    meta = TensorMeta {
+                        shape: raw.shape,
+                        dtype: raw.dtype.map(|d| list.symbol(&d)),
+                        digest: raw.digest,
+                    };
+                }
+                other => return Err(de::Error::unknown_field(other, NODE_FIELDS)),
+            }
+        }
+        let name = name.ok_or_else(|| de::Error::missing_field("name"))?;
+        let op = op.ok_or_else(|| de::Error::missing_field("op"))?;
+        let target = target.unwrap_or_else(|| list.symbol(""));
+        Ok(Node {
+            name,
+            op,
+            target,
+            args,
+            kwargs,
+            inputs: SmallVec::new(),
+            supported: supported.unwrap_or(tag.is_some()),
+            stock_tag: tag,
+            meta,
+        })
+    }
+}
+
+/// An object key or a string read without copying when the text has no escapes.
+enum Key<'de> {
+    Borrowed(&'de str),
+    Owned(String),
+}
+
+impl Key<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            Key::Borrowed(s) => s,
+            Key::Owned(s) => s,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key::Borrowed(v))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key::Owned(v.to_string()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key::Owned(v))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+struct ArgContext<'a> {
+    list: &'a mut NodeList,
+    node: u32,
+    field: &'static str,
+}
+
+impl ArgContext<'_> {
+    /// A reference to `name`: resolved when the node has been read, else left for later.
+    fn reference(&mut self, name: &str) -> Arg {
+        match self.list.names.find(&self.list.nodes, name) {
+            Some(id) => Arg::Node(id),
+            None => {
+                self.list.pending.push((self.node, name.to_string()));
+                Arg::Node(UNRESOLVED)
+            }
+        }
+    }
+
+    fn malformed(&mut self, message: String) {
+        let p = Problem::BadReference {
+            node: self.node as usize,
+            field: self.field,
+            message,
+        };
+        self.list.problem(p);
+    }
+}
+
+/// One argument. Recursion follows the JSON nesting, which serde_json bounds (128 levels).
+struct ArgSeed<'a, 'b>(&'a mut ArgContext<'b>);
+
+impl<'de> DeserializeSeed<'de> for ArgSeed<'_, '_> {
+    type Value = Arg;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Arg, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ArgSeed<'_, '_> {
+    type Value = Arg;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an FX argument: a JSON value, references written {\"node\": NAME}")
+    }
+    fn visit_unit<E>(self) -> Result<Arg, E> {
+        Ok(Arg::Null)
+    }
+    fn visit_none<E>(self) -> Result<Arg, E> {
+        Ok(Arg::Null)
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Arg, E> {
+        Ok(Arg::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Arg, E> {
+        Ok(Arg::Int(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Arg, E> {
+        Ok(i64::try_from(v).map_or(Arg::UInt(v), Arg::Int))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Arg, E> {
+        Ok(Arg::Float(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Arg, E> {
+        Ok(Arg::Str(v.into()))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Arg, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(item) = seq.next_element_seed(ArgSeed(&mut *self.0))? {
+            items.push(item);
+        }
+        Ok(Arg::List(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Arg, A::Error> {
+        let mut entries: Vec<(Box<str>, Arg)> = Vec::new();
+        // A `node` key: its string value, or `None` when the value is not a string.
+        let mut reference: Option<Option<Arg>> = None;
+        while let Some(key) = map.next_key::<Key>()? {
+            if key.as_str() == "node" {
+                let value = map.next_value::<NodeName>()?;
+                reference = Some(value.0.map(|name| self.0.reference(name.as_str())));
+            } else {
+                let value = map.next_value_seed(ArgSeed(&mut *self.0))?;
+                entries.push((key.as_str().into(), value));
+            }
+        }
+        match reference {
+            None => Ok(Arg::Dict(entries)),
+            Some(Some(arg)) if entries.is_empty() => Ok(arg),
+            Some(_) => {
+                self.0
+                    .malformed("a reference is {\"node\": NAME} with nothing else".into());
+                Ok(Arg::Null)
+            }
+        }
+    }
+}
+
+/// The value of a `node` key: a name, or anything else (then the reference is malformed).
+struct NodeName<'de>(Option<Key<'de>>);
+
+impl<'de> Deserialize<'de> for NodeName<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = NodeName<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a node name")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<NodeName<'de>, E> {
+                Ok(NodeName(Some(Key::Borrowed(v))))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<NodeName<'de>, E> {
+                Ok(NodeName(Some(Key::Owned(v.to_string()))))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<NodeName<'de>, E> {
+                Ok(NodeName(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<NodeName<'de>, E> {
+                Ok(NodeName(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<NodeName<'de>, E> {
+                Ok(NodeName(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<NodeName<'de>, E> {
+                Ok(NodeName(None))
+            }
+            fn visit_unit<E>(self) -> Result<NodeName<'de>, E> {
+                Ok(NodeName(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<NodeName<'de>, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(NodeName(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NodeName<'de>, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(NodeName(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Dim {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Dim;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a size: a non-negative integer, or a string for a symbolic size")
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Dim, E> {
+                Ok(Dim::Static(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dim, E> {
+                u64::try_from(v)
+                    .map(Dim::Static)
+                    .map_err(|_| E::custom(format!("a size cannot be negative, found {v}")))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Dim, E> {
+                Ok(Dim::Symbolic(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Replaces the `UNRESOLVED` markers of one node's arguments, in reading order, by `ids`.
+pub(super) fn patch(node: &mut Node, ids: &mut impl Iterator<Item = NodeId>) {
+    fn walk(arg: &mut Arg, ids: &mut dyn Iterator<Item = NodeId>) {
+        match arg {
+            Arg::Node(id) if *id == UNRESOLVED => {
+                if let Some(real) = ids.next() {
+                    *id = real;
+                }
+            }
+            Arg::List(items) => items.iter_mut().for_each(|a| walk(a, ids)),
+            Arg::Dict(entries) => entries.iter_mut().for_each(|(_, a)| walk(a, ids)),
+            _ => {}
+        }
+    }
+    for a in node.args.iter_mut() {
+        walk(a, ids);
+    }
+    for (_, a) in node.kwargs.iter_mut() {
+        walk(a, ids);
+    }
+}
+
+/// The distinct nodes a node reads, in order of first reference. Recursion follows the argument
+/// nesting, which serde_json bounds (128 levels).
+pub(super) fn inputs_of(node: &Node) -> SmallVec<[NodeId; 4]> {
+    fn collect(a: &Arg, out: &mut SmallVec<[NodeId; 4]>) {
+        match a {
+            Arg::Node(id) => {
+                if !out.contains(id) {
+                    out.push(*id);
+                }
+            }
+            Arg::List(items) => items.iter().for_each(|a| collect(a, out)),
+            Arg::Dict(entries) => entries.iter().for_each(|(_, a)| collect(a, out)),
+            _ => {}
+        }
+    }
+    let mut out = SmallVec::new();
+    for a in node.args.iter().chain(node.kwargs.iter().map(|(_, a)| a)) {
+        collect(a, &mut out);
+    }
+    out
+}
