@@ -33,7 +33,7 @@ fn main() {
         p.measure.partitions.len()
     );
     let t = Instant::now();
-    let s = plan_json(&graph, &analysis, &p).to_string();
+    let s = serde_json::to_string(&plan_json(&graph, &analysis, &p)).expect("serializes");
     println!(
         "emit     {:>10.1} ms  ({} bytes)",
         t.elapsed().as_secs_f64() * 1e3,

@@ -6,7 +6,7 @@ use crate::check::check;
 use crate::graph::Graph;
 use crate::import::{ImportError, parse_graph};
 use crate::manifest::{Manifest, manifest};
-use crate::measure::measure;
+use crate::measure::{Measure, measure};
 use crate::options::{Options, PartialOptions};
 use crate::plan::{Plan, PlanError, PlanRequest, StrategyRequest, plan};
 use crate::report;
@@ -64,7 +64,8 @@ pub struct Planned {
 }
 
 impl Planned {
-    pub fn json(&self) -> serde_json::Value {
+    /// The `plan@1` document, written as serde serializes it.
+    pub fn json(&self) -> report::PlanDocument<'_> {
         report::plan_json(&self.graph, &self.analysis, &self.plan)
     }
     pub fn text(&self) -> String {
@@ -92,6 +93,7 @@ pub fn plan_document(text: &str, overrides: &Overrides) -> Result<Planned, ApiEr
 pub struct Checked {
     pub graph: Graph,
     pub tagging: Tagging,
+    pub measure: Measure,
     pub findings: Vec<Finding>,
 }
 
@@ -99,20 +101,12 @@ impl Checked {
     pub fn ok(&self) -> bool {
         !self.findings.iter().any(Finding::is_violation)
     }
-    pub fn json(&self) -> serde_json::Value {
-        report::check_json(
-            &self.graph,
-            &self.tagging,
-            &measure(&self.graph, &self.tagging),
-            &self.findings,
-        )
+    /// The `check@1` document, written as serde serializes it.
+    pub fn json(&self) -> report::CheckDocument<'_> {
+        report::check_json(&self.graph, &self.tagging, &self.measure, &self.findings)
     }
     pub fn text(&self) -> String {
-        report::check_text(
-            &self.graph,
-            &measure(&self.graph, &self.tagging),
-            &self.findings,
-        )
+        report::check_text(&self.graph, &self.measure, &self.findings)
     }
 }
 
@@ -123,6 +117,7 @@ pub fn check_document(text: &str, overrides: &Overrides) -> Result<Checked, ApiE
     let supported: Vec<bool> = graph.nodes.iter().map(|n| n.supported).collect();
     let findings = check(&graph, &tagging, &options, &supported);
     Ok(Checked {
+        measure: measure(&graph, &tagging),
         graph,
         tagging,
         findings,

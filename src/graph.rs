@@ -4,8 +4,8 @@
 
 use crate::options::Options;
 use bitflags::bitflags;
-use smallvec::SmallVec;
 use hashbrown::{DefaultHashBuilder, HashTable};
+use smallvec::SmallVec;
 use std::fmt;
 use std::hash::BuildHasher;
 use std::sync::Arc;

@@ -114,9 +114,9 @@ impl Common {
         }
     }
 
-    fn render(
+    fn render<J: serde::Serialize>(
         &self,
-        json: impl FnOnce() -> serde_json::Value,
+        json: impl FnOnce() -> J,
         text: impl FnOnce() -> String,
     ) -> String {
         match self.format {

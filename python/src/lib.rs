@@ -30,7 +30,8 @@ fn planned(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<Pla
 #[pyfunction]
 #[pyo3(signature = (graph, overrides=None))]
 fn plan(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<String> {
-    Ok(planned(py, graph, overrides)?.json().to_string())
+    serde_json::to_string(&planned(py, graph, overrides)?.json())
+        .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// Checks the tags a bridge JSON document carries; returns `partition-planner/check@1` as JSON text.
@@ -41,7 +42,7 @@ fn check(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<Strin
     let checked = py
         .detach(|| check_document(graph, &o))
         .map_err(value_error)?;
-    Ok(checked.json().to_string())
+    serde_json::to_string(&checked.json()).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// Plans a document and renders the text report a person reads.

@@ -10,16 +10,19 @@ pub use error::ImportError;
 use crate::graph::{Graph, MutableBuffer, NameIndex, Node, NodeId, NodeRoles, OpKind, Signature};
 use crate::options::Options;
 use bridge::{DocumentSeed, RawDocument, RawSignature, SchemaProbe};
+use indexmap::IndexMap;
 use nodes::{NodeList, Problem, inputs_of, patch};
 use serde::de::DeserializeSeed;
-use indexmap::IndexMap;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 /// Parses and validates one bridge JSON document.
 pub fn parse_graph(text: &str) -> Result<Graph, ImportError> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let raw = match DocumentSeed.deserialize(&mut de).and_then(|raw| de.end().map(|()| raw)) {
+    let raw = match DocumentSeed
+        .deserialize(&mut de)
+        .and_then(|raw| de.end().map(|()| raw))
+    {
         Ok(raw) => raw,
         Err(e) => {
             // A document of another schema is reported as such, not as the first field it lacks.

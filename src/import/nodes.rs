@@ -4,8 +4,8 @@
 //! (a duplicate name, a malformed reference) is kept as a [`Problem`] for import to raise.
 
 use crate::graph::{Arg, Dim, NameIndex, Node, NodeId, OpKind, Symbol, TensorMeta};
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use smallvec::SmallVec;
 use std::collections::HashSet;
 use std::fmt;

@@ -6,7 +6,9 @@ use crate::measure::Measure;
 use crate::plan::Plan;
 use crate::rules::Finding;
 use crate::tagging::Tagging;
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::json;
 
 pub const PLAN_SCHEMA: &str = "partition-planner/plan@1";
 pub const CHECK_SCHEMA: &str = "partition-planner/check@1";
@@ -15,19 +17,43 @@ fn names(graph: &Graph, ids: &[NodeId]) -> Vec<String> {
     ids.iter().map(|&n| graph.name(n).to_string()).collect()
 }
 
-fn node_tags(graph: &Graph, tagging: &Tagging) -> Value {
-    let mut tags = Map::with_capacity(graph.len());
-    for n in graph.ids() {
-        tags.insert(graph.name(n).to_string(), json!(tagging.tag(n)));
+/// A sequence written as it is produced, without building it first.
+struct SeqOf<F>(F);
+
+impl<F, I> Serialize for SeqOf<F>
+where
+    F: Fn() -> I,
+    I: IntoIterator,
+    I::Item: Serialize,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq((self.0)())
     }
-    Value::Object(tags)
 }
 
-fn partitions(graph: &Graph, measure: &Measure) -> Value {
-    measure
-        .partitions
-        .iter()
-        .map(|p| {
+/// A map written as it is produced, keys in the order given.
+struct MapOf<F>(F);
+
+impl<F, I, K, V> Serialize for MapOf<F>
+where
+    F: Fn() -> I,
+    I: IntoIterator<Item = (K, V)>,
+    K: Serialize,
+    V: Serialize,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map((self.0)())
+    }
+}
+
+/// Every node's tag, `null` for CPU: the part of a plan that grows with the graph.
+fn node_tags<'a>(graph: &'a Graph, tagging: &'a Tagging) -> impl Serialize + 'a {
+    MapOf(move || graph.ids().map(|n| (graph.name(n), tagging.tag(n))))
+}
+
+fn partitions<'a>(graph: &'a Graph, measure: &'a Measure) -> impl Serialize + 'a {
+    SeqOf(move || {
+        measure.partitions.iter().map(|p| {
             json!({
                 "tag": p.tag,
                 "nodes": p.nodes,
@@ -38,52 +64,69 @@ fn partitions(graph: &Graph, measure: &Measure) -> Value {
                 "unsized_boundary_values": p.unsized_boundary_values,
             })
         })
-        .collect()
-}
-
-fn findings(scope: &str, list: &[Finding]) -> impl Iterator<Item = Value> {
-    list.iter().map(move |f| {
-        let mut v = serde_json::to_value(f).unwrap_or(Value::Null);
-        if let Value::Object(o) = &mut v {
-            o.insert("scope".into(), json!(scope));
-        }
-        v
     })
 }
 
-pub fn plan_json(graph: &Graph, analysis: &Analysis, plan: &Plan) -> Value {
-    let buffers: Vec<Value> = plan
-        .buffers
-        .iter()
-        .zip(&analysis.buffers)
-        .map(|(b, chain)| {
-            json!({
-                "buffer": b.buffer,
-                "placeholder": graph.name(b.placeholder),
-                "writer": graph.name(b.writer),
-                "chain": names(graph, &chain.chain),
-                "kind": chain.kind,
-                "requested": b.requested.to_string(),
-                "strategy": b.strategy,
-                "partition": b.partition,
-                "rule": b.rule,
-                "reason": b.reason,
-            })
-        })
-        .collect();
-    let explanations: Vec<Value> = findings("plan", &plan.decisions)
-        .chain(findings("plan", &plan.findings))
-        .chain(findings("stock", &plan.stock_findings))
-        .collect();
-    let m = &plan.measure;
-    json!({
-        "schema": PLAN_SCHEMA,
-        "options": plan.options,
-        "node_tags": node_tags(graph, &plan.tagging),
-        "partitions": partitions(graph, m),
-        "buffers": buffers,
-        "explanations": explanations,
-        "stats": {
+/// A finding with the scope it belongs to: the plan, the stock proposal or a checked tagging.
+#[derive(Serialize)]
+struct Scoped<'a> {
+    #[serde(flatten)]
+    finding: &'a Finding,
+    scope: &'static str,
+}
+
+fn scoped<'a>(scope: &'static str, list: &'a [Finding]) -> impl Iterator<Item = Scoped<'a>> {
+    list.iter().map(move |finding| Scoped { finding, scope })
+}
+
+/// The `partition-planner/plan@1` document; serialize it with serde_json (streamed, not built).
+pub struct PlanDocument<'a> {
+    graph: &'a Graph,
+    analysis: &'a Analysis,
+    plan: &'a Plan,
+}
+
+pub fn plan_json<'a>(graph: &'a Graph, analysis: &'a Analysis, plan: &'a Plan) -> PlanDocument<'a> {
+    PlanDocument {
+        graph,
+        analysis,
+        plan,
+    }
+}
+
+impl Serialize for PlanDocument<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let PlanDocument {
+            graph,
+            analysis,
+            plan,
+        } = *self;
+        let buffers = SeqOf(|| {
+            plan.buffers
+                .iter()
+                .zip(&analysis.buffers)
+                .map(|(b, chain)| {
+                    json!({
+                        "buffer": b.buffer,
+                        "placeholder": graph.name(b.placeholder),
+                        "writer": graph.name(b.writer),
+                        "chain": names(graph, &chain.chain),
+                        "kind": chain.kind,
+                        "requested": b.requested.to_string(),
+                        "strategy": b.strategy,
+                        "partition": b.partition,
+                        "rule": b.rule,
+                        "reason": b.reason,
+                    })
+                })
+        });
+        let explanations = SeqOf(|| {
+            scoped("plan", &plan.decisions)
+                .chain(scoped("plan", &plan.findings))
+                .chain(scoped("stock", &plan.stock_findings))
+        });
+        let m = &plan.measure;
+        let stats = json!({
             "nodes": graph.len(),
             "nodes_delegated": m.delegated_nodes,
             "partitions": m.partitions.len(),
@@ -93,17 +136,54 @@ pub fn plan_json(graph: &Graph, analysis: &Analysis, plan: &Plan) -> Value {
             "constant_copies": m.constant_copies.iter().filter(|c| graph.role(c.placeholder).is_constant_data()).map(|c| c.copies()).sum::<usize>(),
             "constant_copy_bytes": m.constant_copy_bytes(),
             "violations": plan.violations().count(),
-        },
-    })
+        });
+        let mut map = s.serialize_map(Some(8))?;
+        map.serialize_entry("schema", PLAN_SCHEMA)?;
+        map.serialize_entry("options", &plan.options)?;
+        map.serialize_entry("node_tags", &node_tags(graph, &plan.tagging))?;
+        map.serialize_entry("partitions", &partitions(graph, m))?;
+        map.serialize_entry("buffers", &buffers)?;
+        map.serialize_entry("explanations", &explanations)?;
+        map.serialize_entry("stats", &stats)?;
+        map.end()
+    }
 }
 
-pub fn check_json(graph: &Graph, tagging: &Tagging, measure: &Measure, found: &[Finding]) -> Value {
-    json!({
-        "schema": CHECK_SCHEMA,
-        "ok": !found.iter().any(Finding::is_violation),
-        "violations": found.iter().filter(|f| f.is_violation()).count(),
-        "findings": findings("checked", found).collect::<Vec<_>>(),
-        "partitions": partitions(graph, measure),
-        "node_tags": node_tags(graph, tagging),
-    })
+/// The `partition-planner/check@1` document.
+pub struct CheckDocument<'a> {
+    graph: &'a Graph,
+    tagging: &'a Tagging,
+    measure: &'a Measure,
+    found: &'a [Finding],
+}
+
+pub fn check_json<'a>(
+    graph: &'a Graph,
+    tagging: &'a Tagging,
+    measure: &'a Measure,
+    found: &'a [Finding],
+) -> CheckDocument<'a> {
+    CheckDocument {
+        graph,
+        tagging,
+        measure,
+        found,
+    }
+}
+
+impl Serialize for CheckDocument<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let found = self.found;
+        let mut map = s.serialize_map(Some(6))?;
+        map.serialize_entry("schema", CHECK_SCHEMA)?;
+        map.serialize_entry("ok", &!found.iter().any(Finding::is_violation))?;
+        map.serialize_entry(
+            "violations",
+            &found.iter().filter(|f| f.is_violation()).count(),
+        )?;
+        map.serialize_entry("findings", &SeqOf(|| scoped("checked", found)))?;
+        map.serialize_entry("partitions", &partitions(self.graph, self.measure))?;
+        map.serialize_entry("node_tags", &node_tags(self.graph, self.tagging))?;
+        map.end()
+    }
 }
