@@ -71,7 +71,8 @@ pub enum Dim {
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TensorMeta {
-    pub shape: Option<Vec<Dim>>,
+    /// Shared between nodes of the same shape.
+    pub shape: Option<Arc<[Dim]>>,
     pub dtype: Option<Symbol>,
     /// A digest of a constant's content, when the exporter gives one (any string, e.g. sha256 hex).
     pub digest: Option<String>,
@@ -82,7 +83,7 @@ impl TensorMeta {
     pub fn bytes(&self) -> Option<u64> {
         let elem = dtype_size(self.dtype.as_deref()?)?;
         let mut total = elem;
-        for d in self.shape.as_ref()? {
+        for d in self.shape.as_deref()? {
             match d {
                 Dim::Static(n) => total = total.checked_mul(*n)?,
                 Dim::Symbolic(_) => return None,
@@ -286,7 +287,7 @@ mod tests {
     #[test]
     fn bytes_need_static_shape_and_known_dtype() {
         let meta = |shape: Vec<Dim>, dtype: &str| TensorMeta {
-            shape: Some(shape),
+            shape: Some(shape.into()),
             dtype: Some(dtype.into()),
             digest: None,
         };

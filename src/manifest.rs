@@ -160,7 +160,7 @@ impl<'a> PartitionKeyer<'a> {
             None => self.stream.field(field::META, &[0xff]),
             Some(dims) => {
                 self.stream.u64(dims.len() as u64);
-                for d in dims {
+                for d in dims.iter() {
                     match d {
                         Dim::Static(v) => {
                             self.stream.0.update([0]);

@@ -7,8 +7,9 @@ use crate::graph::{Arg, Dim, NameIndex, Node, NodeId, OpKind, Symbol, TensorMeta
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use smallvec::SmallVec;
-use std::collections::HashSet;
+use hashbrown::HashSet;
 use std::fmt;
+use std::sync::Arc;
 
 /// Stands for a reference to a node later in the list until the whole list is read.
 pub(super) const UNRESOLVED: NodeId = NodeId(u32::MAX);
@@ -34,6 +35,7 @@ pub(super) struct NodeList {
     pub pending: Vec<(u32, String)>,
     pub problem: Option<Problem>,
     symbols: HashSet<Symbol>,
+    shapes: HashSet<Arc<[Dim]>>,
 }
 
 impl NodeList {
@@ -44,6 +46,15 @@ impl NodeList {
         let sym: Symbol = s.into();
         self.symbols.insert(sym.clone());
         sym
+    }
+
+    fn shape(&mut self, dims: Vec<Dim>) -> Arc<[Dim]> {
+        if let Some(shape) = self.shapes.get(dims.as_slice()) {
+            return shape.clone();
+        }
+        let shape: Arc<[Dim]> = dims.into();
+        self.shapes.insert(shape.clone());
+        shape
     }
 
     fn problem(&mut self, p: Problem) {
@@ -178,7 +189,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                 "meta" => {
                     let raw = map.next_value::<RawMeta>()?;
                     meta = TensorMeta {
-                        shape: raw.shape,
+                        shape: raw.shape.map(|dims| list.shape(dims)),
                         dtype: raw.dtype.map(|d| list.symbol(&d)),
                         digest: raw.digest,
                     };
