@@ -203,6 +203,8 @@ pub struct Graph {
     pub output: NodeId,
     /// Provenance the exporter wrote (versions, model), echoed into reports.
     pub producer: Option<serde_json::Value>,
+    /// Distinct tags the input carries: partitions in the stock proposal.
+    pub stock_partitions: usize,
     pub(crate) names: NameIndex,
 }
 

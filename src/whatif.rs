@@ -186,14 +186,31 @@ pub struct PlanDiff {
     /// (old tag, new tag) pairs where one is the other's counterpart (the partition it shares most
     /// nodes with) and their nodes differ: splits and merges list every part.
     pub partitions_changed: Vec<(String, String)>,
-    /// `call_function` nodes whose place changed: (node, old tag, new tag), `None` for CPU.
-    pub nodes_moved: Vec<(NodeId, Option<String>, Option<String>)>,
+    /// `call_function` nodes whose place changed: to or from CPU, or into a partition that is not
+    /// the counterpart of the one they were in.
+    pub nodes_moved: Vec<NodeMove>,
     pub states_gained: Vec<String>,
     pub states_lost: Vec<String>,
     /// New minus old: delegate calls (partitions), delegated nodes, boundary bytes.
     pub delegate_calls: i64,
     pub delegated_nodes: i64,
     pub boundary_bytes: i64,
+}
+
+/// One node's move, partitions by number in the old and the new plan; `None` is CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeMove {
+    pub node: NodeId,
+    pub from: Option<u32>,
+    pub to: Option<u32>,
+}
+
+impl NodeMove {
+    /// The tags moved between, `cpu` for CPU.
+    pub fn tags<'a>(&self, old: &'a Plan, new: &'a Plan) -> (&'a str, &'a str) {
+        let tag = |p: &'a Plan, t: Option<u32>| t.map_or("cpu", |t| p.tagging.name(t));
+        (tag(old, self.from), tag(new, self.to))
+    }
 }
 
 impl PlanDiff {
@@ -291,41 +308,58 @@ impl Session {
     }
 }
 
-/// How `new` differs from `old`, both plans of `graph`.
+/// How `new` differs from `old`, both plans of `graph`. Linear in the graph, no per-node allocation.
 pub fn diff(graph: &Graph, old: &Plan, new: &Plan) -> PlanDiff {
-    let ops: Vec<NodeId> = graph
-        .ids()
-        .filter(|&n| graph.node(n).op == OpKind::CallFunction)
-        .collect();
-    let members = |p: &Plan| -> Vec<BTreeSet<NodeId>> {
-        let mut sets = vec![BTreeSet::new(); p.tagging.partition_count()];
-        for &n in &ops {
-            if let Some(t) = p.tagging.partition(n) {
-                sets[t as usize].insert(n);
-            }
-        }
-        sets
+    let ops = || {
+        graph
+            .ids()
+            .filter(|&n| graph.node(n).op == OpKind::CallFunction)
     };
-    let (old_sets, new_sets) = (members(old), members(new));
-    // Each partition's counterpart: the partition of the other plan it shares most nodes with.
-    let counterpart = |sets: &[BTreeSet<NodeId>], to: &Plan| -> Vec<Option<u32>> {
-        sets.iter()
-            .map(|set| {
-                let mut shared: HashMap<u32, usize> = HashMap::new();
-                for n in set {
-                    if let Some(t) = to.tagging.partition(*n) {
-                        *shared.entry(t).or_default() += 1;
+    let (mut old_size, mut new_size) = (
+        vec![0usize; old.tagging.partition_count()],
+        vec![0usize; new.tagging.partition_count()],
+    );
+    // Nodes each (old, new) pair of partitions shares, in one pass. Neighbouring nodes mostly
+    // share their pair, so runs are counted before touching the map.
+    let mut shared: hashbrown::HashMap<(u32, u32), usize> = hashbrown::HashMap::new();
+    let mut run: Option<((u32, u32), usize)> = None;
+    for n in ops() {
+        let (a, b) = (old.tagging.partition(n), new.tagging.partition(n));
+        if let Some(a) = a {
+            old_size[a as usize] += 1;
+        }
+        if let Some(b) = b {
+            new_size[b as usize] += 1;
+        }
+        if let (Some(a), Some(b)) = (a, b) {
+            match &mut run {
+                Some((pair, count)) if *pair == (a, b) => *count += 1,
+                _ => {
+                    if let Some((pair, count)) = run.replace(((a, b), 1)) {
+                        *shared.entry(pair).or_default() += count;
                     }
                 }
-                shared
-                    .into_iter()
-                    .max_by_key(|&(t, c)| (c, std::cmp::Reverse(t)))
-                    .map(|(t, _)| t)
-            })
-            .collect()
+            }
+        }
+    }
+    if let Some((pair, count)) = run {
+        *shared.entry(pair).or_default() += count;
+    }
+    // Each partition's counterpart: the partition of the other plan it shares most nodes with,
+    // the lowest-numbered on a tie.
+    let mut old_to_new: Vec<Option<(usize, u32)>> = vec![None; old_size.len()];
+    let mut new_to_old: Vec<Option<(usize, u32)>> = vec![None; new_size.len()];
+    let better = |best: &mut Option<(usize, u32)>, count: usize, other: u32| {
+        if best.is_none_or(|(c, o)| count > c || (count == c && other < o)) {
+            *best = Some((count, other));
+        }
     };
-    let old_to_new = counterpart(&old_sets, new);
-    let new_to_old = counterpart(&new_sets, old);
+    for (&(a, b), &count) in &shared {
+        better(&mut old_to_new[a as usize], count, b);
+        better(&mut new_to_old[b as usize], count, a);
+    }
+    let old_to_new: Vec<Option<u32>> = old_to_new.iter().map(|c| c.map(|(_, p)| p)).collect();
+    let new_to_old: Vec<Option<u32>> = new_to_old.iter().map(|c| c.map(|(_, p)| p)).collect();
     let mut d = PlanDiff::default();
     for (t, image) in new_to_old.iter().enumerate() {
         if image.is_none() {
@@ -339,8 +373,8 @@ pub fn diff(graph: &Graph, old: &Plan, new: &Plan) -> PlanDiff {
                 .push(old.tagging.name(o as u32).to_string());
         }
     }
-    // A pair changed when either side is the other's counterpart and their nodes differ: a split
-    // lists each new part against the old partition, a merge each old part against the new one.
+    // A pair changed when either side is the other's counterpart and they do not hold exactly the
+    // same nodes: a split lists each new part against the old partition, a merge each old part.
     let mut changed: BTreeSet<(u32, u32)> = BTreeSet::new();
     for (o, image) in old_to_new.iter().enumerate() {
         if let Some(t) = image {
@@ -353,14 +387,15 @@ pub fn diff(graph: &Graph, old: &Plan, new: &Plan) -> PlanDiff {
         }
     }
     for (o, t) in changed {
-        if old_sets[o as usize] != new_sets[t as usize] {
+        let same = shared.get(&(o, t)).copied().unwrap_or(0);
+        if same != old_size[o as usize] || same != new_size[t as usize] {
             d.partitions_changed.push((
                 old.tagging.name(o).to_string(),
                 new.tagging.name(t).to_string(),
             ));
         }
     }
-    for &n in &ops {
+    for n in ops() {
         let (was, is) = (old.tagging.partition(n), new.tagging.partition(n));
         let moved = match (was, is) {
             (None, None) => false,
@@ -368,11 +403,11 @@ pub fn diff(graph: &Graph, old: &Plan, new: &Plan) -> PlanDiff {
             _ => true,
         };
         if moved {
-            d.nodes_moved.push((
-                n,
-                was.map(|t| old.tagging.name(t).to_string()),
-                is.map(|t| new.tagging.name(t).to_string()),
-            ));
+            d.nodes_moved.push(NodeMove {
+                node: n,
+                from: was,
+                to: is,
+            });
         }
     }
     let states = |p: &Plan| -> BTreeSet<String> {

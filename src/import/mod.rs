@@ -107,7 +107,14 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
     let order = topological_order(&nodes)?;
     let (signature, roles) = resolve_signature(&graph_signature, &nodes, &names, output)?;
     let options = options.apply_to(&Options::default());
+    // Tags are interned: equal tags are one allocation.
+    let stock_partitions = nodes
+        .iter()
+        .filter_map(|n| n.stock_tag.as_ref().map(|t| t.as_ptr()))
+        .collect::<hashbrown::HashSet<_>>()
+        .len();
     Ok(Graph {
+        stock_partitions,
         nodes,
         roles,
         signature,

@@ -4,10 +4,10 @@
 //! (a duplicate name, a malformed reference) is kept as a [`Problem`] for import to raise.
 
 use crate::graph::{Arg, Dim, NameIndex, Node, NodeId, OpKind, Symbol, TensorMeta};
+use hashbrown::HashSet;
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use smallvec::SmallVec;
-use hashbrown::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
@@ -443,11 +443,7 @@ pub(super) fn patch(node: &mut Node, ids: &mut impl Iterator<Item = NodeId>) {
 pub(super) fn inputs_of(node: &Node) -> SmallVec<[NodeId; 4]> {
     fn collect(a: &Arg, out: &mut SmallVec<[NodeId; 4]>) {
         match a {
-            Arg::Node(id) => {
-                if !out.contains(id) {
-                    out.push(*id);
-                }
-            }
+            Arg::Node(id) if !out.contains(id) => out.push(*id),
             Arg::List(items) => items.iter().for_each(|a| collect(a, out)),
             Arg::Dict(entries) => entries.iter().for_each(|(_, a)| collect(a, out)),
             _ => {}

@@ -210,13 +210,12 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
             decisions.push(f);
         }
     }
-    let stock = Tagging::stock(graph);
     let mut plan = Plan {
         options: request.options.clone(),
         measure: measure(graph, &tagging),
         tagging,
         buffers,
-        stock_partitions: stock.partition_count(),
+        stock_partitions: graph.stock_partitions,
         decisions,
         findings: Vec::new(),
         stock_findings: Vec::new(),
@@ -228,6 +227,7 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
             delegable[n.index()] = false;
         }
         plan.findings = check::verify_plan(graph, &plan, &delegable);
+        let stock = Tagging::stock(graph);
         plan.stock_findings = check::check(graph, &stock, &request.options, &request.supported);
     }
     Ok(plan)

@@ -28,12 +28,16 @@ fn stats(plan: &Plan) -> Value {
     })
 }
 
-fn diff_json(graph: &Graph, d: &PlanDiff) -> Value {
+fn diff_json(graph: &Graph, base: &Plan, a: &Answered) -> Value {
+    let d = a.diff;
     json!({
         "partitions_added": d.partitions_added,
         "partitions_removed": d.partitions_removed,
         "partitions_changed": d.partitions_changed.iter().map(|(a, b)| json!([a, b])).collect::<Vec<_>>(),
-        "nodes_moved": d.nodes_moved.iter().map(|(n, from, to)| json!({"node": graph.name(*n), "from": from, "to": to})).collect::<Vec<_>>(),
+        "nodes_moved": d.nodes_moved.iter().map(|m| {
+            let tag = |p: &Plan, t: Option<u32>| t.map(|t| p.tagging.name(t).to_string());
+            json!({"node": graph.name(m.node), "from": tag(base, m.from), "to": tag(a.plan, m.to)})
+        }).collect::<Vec<_>>(),
         "states_gained": d.states_gained,
         "states_lost": d.states_lost,
         "delegate_calls": d.delegate_calls,
@@ -52,7 +56,7 @@ pub fn whatif_json(graph: &Graph, base: &Plan, answers: &[Answered]) -> Value {
             "changes": a.changes.iter().map(Change::to_string).collect::<Vec<_>>(),
             "options": a.plan.options,
             "stats": stats(a.plan),
-            "diff": diff_json(graph, a.diff),
+            "diff": diff_json(graph, base, a),
         })).collect::<Vec<_>>(),
     })
 }
@@ -142,13 +146,9 @@ pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered) -> String {
             "nodes moved",
             d.nodes_moved
                 .iter()
-                .map(|(node, from, to)| {
-                    format!(
-                        "{} {} -> {}",
-                        graph.name(*node),
-                        from.as_deref().unwrap_or("cpu"),
-                        to.as_deref().unwrap_or("cpu")
-                    )
+                .map(|m| {
+                    let (from, to) = m.tags(base, a.plan);
+                    format!("{} {from} -> {to}", graph.name(m.node))
                 })
                 .collect(),
         ),

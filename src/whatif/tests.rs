@@ -19,7 +19,7 @@ fn ask(s: &Session, changes: &[Change]) -> WhatIf {
 fn moved(s: &Session, d: &PlanDiff) -> Vec<String> {
     d.nodes_moved
         .iter()
-        .map(|(n, _, _)| s.graph.name(*n).to_string())
+        .map(|m| s.graph.name(m.node).to_string())
         .collect()
 }
 
