@@ -1,81 +1,18 @@
-//! End to end (parse, analyse, plan, emit JSON) on the graphs in data/ and on a synthetic stack of
-//! decoder-like layers, each with a KV cache updated by index_put and an unsupported op.
+//! End to end (parse, analyse, plan, emit plan JSON) on the graphs in data/ and on generated
+//! LLM-shaped graphs of 10^4, 10^5 and 10^6 nodes; what-if changes on 10^5 nodes.
 //! `cargo bench --bench plan`; figures in docs/performance.md.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use partition_planner::analyse::analyse;
-use partition_planner::build::BridgeBuilder;
+use partition_planner::generate::generate;
 use partition_planner::import::parse_graph;
 use partition_planner::plan::{PlanRequest, plan};
 use partition_planner::report::plan_json;
+use partition_planner::whatif::{Change, Session};
 use std::hint::black_box;
+use std::time::Duration;
 
-/// About 25 nodes a layer: attention reading and updating a KV cache, an MLP, one CPU-only op.
-fn decoder_stack(layers: usize) -> String {
-    let mut b = BridgeBuilder::new();
-    b.user_input("x", &[1, 64]).user_input("pos", &[1]);
-    for l in 0..layers {
-        b.buffer(
-            &format!("b_k{l}"),
-            &format!("layers.{l}.k_cache"),
-            &[1, 128, 64],
-        );
-        b.parameter(&format!("wq{l}"), &[64, 64]);
-    }
-    let mut h = "x".to_string();
-    for l in 0..layers {
-        let n = |s: &str| format!("l{l}_{s}");
-        b.op(&n("norm"), "aten.rms_norm.default", &[&h], true)
-            .op(
-                &n("q"),
-                "aten.mm.default",
-                &[&n("norm"), &format!("wq{l}")],
-                true,
-            )
-            .op(
-                &n("k"),
-                "aten.mm.default",
-                &[&n("norm"), &format!("wq{l}")],
-                true,
-            )
-            .op(
-                &n("kcache"),
-                "aten.index_put.default",
-                &[&format!("b_k{l}"), "pos", &n("k")],
-                true,
-            )
-            .mutates(&n("kcache"), &format!("layers.{l}.k_cache"))
-            .op(
-                &n("scores"),
-                "aten.bmm.default",
-                &[&n("q"), &n("kcache")],
-                true,
-            )
-            .op(&n("soft"), "aten._softmax.default", &[&n("scores")], true)
-            .op(
-                &n("attn"),
-                "aten.bmm.default",
-                &[&n("soft"), &n("kcache")],
-                true,
-            )
-            .op(&n("res"), "aten.add.Tensor", &[&h, &n("attn")], true);
-        let mut m = n("res");
-        for i in 0..14 {
-            let name = n(&format!("mlp{i}"));
-            // One op a layer Core ML cannot run splits the delegate.
-            let supported = i != 7;
-            b.op(&name, "aten.mul.Tensor", &[&m], supported)
-                .meta(&[1, 64], "float32");
-            m = name;
-        }
-        b.op(&n("out"), "aten.add.Tensor", &[&n("res"), &m], true);
-        h = n("out");
-    }
-    b.option("minimum_deployment_target", serde_json::json!("iOS18"));
-    b.output(&[&h]);
-    b.to_json()
-}
-
+/// What `partition-planner plan --format json` does, minus the file system.
 fn end_to_end(text: &str) -> usize {
     let graph = parse_graph(text).expect("imports");
     let analysis = analyse(&graph);
@@ -87,29 +24,36 @@ fn end_to_end(text: &str) -> usize {
         .unwrap_or(0)
 }
 
-fn benches(c: &mut Criterion) {
+fn data_graphs(c: &mut Criterion) {
     let data = concat!(env!("CARGO_MANIFEST_DIR"), "/data/executorch-1.5.1");
     let mut files: Vec<_> = std::fs::read_dir(data)
         .expect("data/")
         .filter_map(|e| e.ok())
         .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
-    for path in files
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-    {
-        let text = std::fs::read_to_string(path).expect("readable");
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("readable");
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("graph");
         c.bench_function(&format!("plan end to end/{name}"), |b| {
             b.iter(|| end_to_end(black_box(&text)))
         });
     }
-    let mut group = c.benchmark_group("plan end to end/decoder stack");
+}
+
+/// The seed every generated benchmark graph uses: its mix has all four layer kinds (attention,
+/// gated delta-net, short convolution, mixture of experts).
+const SEED: u64 = 12;
+
+fn generated_graphs(c: &mut Criterion) {
+    let mut group = c.benchmark_group("plan end to end/generated");
     group.sample_size(10);
-    for layers in [400, 4000] {
-        let text = decoder_stack(layers);
-        let nodes = parse_graph(&text).map(|g| g.len()).unwrap_or(0);
+    for nodes in [10_000, 100_000, 1_000_000] {
+        let text = generate(nodes, SEED).expect("generates");
+        if nodes >= 1_000_000 {
+            group.measurement_time(Duration::from_secs(30));
+        }
         group.bench_function(format!("{nodes} nodes"), |b| {
             b.iter(|| end_to_end(black_box(&text)))
         });
@@ -117,5 +61,32 @@ fn benches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(plan_benches, benches);
+fn what_if(c: &mut Criterion) {
+    let text = generate(100_000, SEED).expect("generates");
+    let graph = parse_graph(&text).expect("imports");
+    let mut request = PlanRequest::new(&graph);
+    request.verify = false;
+    let session = Session::new(graph, request).expect("plans");
+    let mut group = c.benchmark_group("what-if/100000 nodes");
+    for change in [
+        "take-over=off",
+        "target=iOS17",
+        "op-supported=llama.gated_delta_rule.default",
+        "strategy=io",
+    ] {
+        let change: Change = change.parse().expect("a change");
+        group.bench_function(change.to_string(), |b| {
+            b.iter(|| {
+                session
+                    .what_if(black_box(std::slice::from_ref(&change)))
+                    .expect("answers")
+                    .diff
+                    .delegate_calls
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(plan_benches, data_graphs, generated_graphs, what_if);
 criterion_main!(plan_benches);
