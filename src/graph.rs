@@ -216,6 +216,13 @@ pub(crate) struct NameIndex {
 }
 
 impl NameIndex {
+    /// Room for `n` names without growing: growing rehashes every name read so far.
+    pub(crate) fn reserve(&mut self, nodes: &[Node], n: usize) {
+        let hasher = &self.hasher;
+        self.table
+            .reserve(n, |id| hasher.hash_one(nodes[id.index()].name.as_str()));
+    }
+
     pub(crate) fn find(&self, nodes: &[Node], name: &str) -> Option<NodeId> {
         let hash = self.hasher.hash_one(name);
         self.table

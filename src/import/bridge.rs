@@ -24,7 +24,10 @@ pub struct RawDocument {
 const DOCUMENT_FIELDS: &[&str] = &["schema", "nodes", "graph_signature", "options", "producer"];
 
 /// Reads a whole document; unknown fields are errors, as everywhere outside `meta` and `producer`.
-pub struct DocumentSeed;
+pub struct DocumentSeed {
+    /// The document's length in bytes, to size the name index before reading.
+    pub bytes: usize,
+}
 
 impl<'de> DeserializeSeed<'de> for DocumentSeed {
     type Value = RawDocument;
@@ -45,6 +48,8 @@ impl<'de> Visitor<'de> for DocumentSeed {
                 "schema" => doc.schema = Some(map.next_value()?),
                 "nodes" => {
                     let mut list = NodeList::default();
+                    // A node takes well over 100 bytes of JSON; a generous guess costs little.
+                    list.names.reserve(&list.nodes, self.bytes / 100);
                     map.next_value_seed(NodesSeed(&mut list))?;
                     doc.nodes = Some(list);
                 }

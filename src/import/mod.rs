@@ -11,7 +11,7 @@ use crate::graph::{Graph, MutableBuffer, NameIndex, Node, NodeId, NodeRoles, OpK
 use crate::options::Options;
 use bridge::{DocumentSeed, RawDocument, RawSignature, SchemaProbe};
 use indexmap::IndexMap;
-use nodes::{NodeList, Problem, inputs_of, patch};
+use nodes::{NodeList, Problem, UNRESOLVED, inputs_of, patch};
 use serde::de::DeserializeSeed;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -19,7 +19,8 @@ use std::collections::{BinaryHeap, HashMap};
 /// Parses and validates one bridge JSON document.
 pub fn parse_graph(text: &str) -> Result<Graph, ImportError> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let raw = match DocumentSeed
+    let seed = DocumentSeed { bytes: text.len() };
+    let raw = match seed
         .deserialize(&mut de)
         .and_then(|raw| de.end().map(|()| raw))
     {
@@ -93,7 +94,9 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
     }
     resolve_forward_references(&mut nodes, &names, pending)?;
     for node in &mut nodes {
-        node.inputs = inputs_of(node);
+        if node.inputs.contains(&UNRESOLVED) {
+            node.inputs = inputs_of(node);
+        }
         if node.op == OpKind::Placeholder && !node.inputs.is_empty() {
             return Err(ImportError::BadReference {
                 node: node.name.clone(),
@@ -258,7 +261,7 @@ fn resolve_signature(
     output: NodeId,
 ) -> Result<(Signature, Vec<NodeRoles>), ImportError> {
     let mut roles = vec![NodeRoles::empty(); nodes.len()];
-    let mut role_field: HashMap<NodeId, &'static str> = HashMap::new();
+    let mut role_field: Vec<Option<&'static str>> = vec![None; nodes.len()];
     let lookup = |field: &'static str, name: &str| -> Result<NodeId, ImportError> {
         names
             .find(nodes, name)
@@ -279,7 +282,7 @@ fn resolve_signature(
                     expected: "placeholder",
                 });
             }
-            if let Some(first) = role_field.insert(id, field) {
+            if let Some(first) = role_field[id.index()].replace(field) {
                 return Err(ImportError::SignatureConflict {
                     name: name.into(),
                     first,

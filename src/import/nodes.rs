@@ -148,6 +148,9 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
         let (mut name, mut op, mut target) = (None, None, None);
         let (mut args, mut kwargs) = (Vec::new(), Vec::new());
         let (mut supported, mut tag, mut meta) = (None, None, TensorMeta::default());
+        let mut inputs = SmallVec::new();
+        // Inputs are in order of first reference, args before kwargs, whatever the key order.
+        let (mut args_read, mut kwargs_first) = (false, false);
         while let Some(key) = map.next_key::<Key>()? {
             match key.as_str() {
                 "name" => name = Some(map.next_value::<String>()?),
@@ -161,7 +164,9 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                         list,
                         node: index,
                         field: "args",
+                        inputs: &mut inputs,
                     };
+                    args_read = true;
                     match map.next_value_seed(ArgSeed(&mut ctx))? {
                         Arg::List(items) => args = items,
                         _ => return Err(de::Error::custom("args must be a JSON array")),
@@ -172,7 +177,9 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                         list,
                         node: index,
                         field: "kwargs",
+                        inputs: &mut inputs,
                     };
+                    kwargs_first = !args_read;
                     kwargs = match map.next_value_seed(ArgSeed(&mut ctx))? {
                         Arg::Dict(entries) => entries,
                         // `{"node": NAME}` as kwargs: one keyword argument `node` referring to NAME.
@@ -200,17 +207,21 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
         let name = name.ok_or_else(|| de::Error::missing_field("name"))?;
         let op = op.ok_or_else(|| de::Error::missing_field("op"))?;
         let target = target.unwrap_or_else(|| list.symbol(""));
-        Ok(Node {
+        let mut node = Node {
             name,
             op,
             target,
             args,
             kwargs,
-            inputs: SmallVec::new(),
+            inputs,
             supported: supported.unwrap_or(tag.is_some()),
             stock_tag: tag,
             meta,
-        })
+        };
+        if kwargs_first {
+            node.inputs = inputs_of(&node);
+        }
+        Ok(node)
     }
 }
 
@@ -255,18 +266,25 @@ struct ArgContext<'a> {
     list: &'a mut NodeList,
     node: u32,
     field: &'static str,
+    /// The distinct nodes read so far, in order of first reference; `UNRESOLVED` stands for
+    /// every reference to a later node (import then recomputes the list once they are resolved).
+    inputs: &'a mut SmallVec<[NodeId; 4]>,
 }
 
 impl ArgContext<'_> {
     /// A reference to `name`: resolved when the node has been read, else left for later.
     fn reference(&mut self, name: &str) -> Arg {
-        match self.list.names.find(&self.list.nodes, name) {
-            Some(id) => Arg::Node(id),
+        let id = match self.list.names.find(&self.list.nodes, name) {
+            Some(id) => id,
             None => {
                 self.list.pending.push((self.node, name.to_string()));
-                Arg::Node(UNRESOLVED)
+                UNRESOLVED
             }
+        };
+        if !self.inputs.contains(&id) {
+            self.inputs.push(id);
         }
+        Arg::Node(id)
     }
 
     fn malformed(&mut self, message: String) {

@@ -293,3 +293,31 @@ fn options_are_read() {
     });
     assert!(matches!(parse_graph(&text), Err(ImportError::Json { .. })));
 }
+
+#[test]
+fn inputs_follow_first_reference_whatever_the_key_or_node_order() {
+    let base = parse_graph(&seed_like().to_json()).unwrap();
+    let id = base.find("add").unwrap();
+    let expected: Vec<&str> = base.node(id).inputs.iter().map(|&i| base.name(i)).collect();
+    assert!(expected.len() >= 2);
+    // kwargs written before args, and a kwarg reading the first input again.
+    let first = expected[0].to_string();
+    let mut doc: serde_json::Value = serde_json::from_str(&seed_like().to_json()).unwrap();
+    let nodes = doc["nodes"].as_array_mut().unwrap();
+    let at = nodes.iter().position(|n| n["name"] == "add").unwrap();
+    let node = nodes[at].as_object().unwrap().clone();
+    let mut reordered = serde_json::Map::new();
+    reordered.insert("kwargs".into(), json!({"other": {"node": first}}));
+    for (k, v) in node {
+        reordered.insert(k, v);
+    }
+    nodes[at] = serde_json::Value::Object(reordered);
+    // The node also comes before one of its inputs in the list.
+    let moved = nodes.remove(at);
+    nodes.insert(1, moved);
+    let g = parse_graph(&doc.to_string()).unwrap();
+    let id = g.find("add").unwrap();
+    let got: Vec<&str> = g.node(id).inputs.iter().map(|&i| g.name(i)).collect();
+    assert_eq!(got, expected);
+    assert_eq!(g.node(id).kwargs.len(), 1);
+}
