@@ -55,7 +55,9 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         # The stock capability partitioning tags the graph; the plan starts from it and replaces it.
         stock = super().partition(exported_program)
         program = stock.tagged_exported_program
-        graph = json.dumps(export_graph(program, self))
+        # Planning reads no weight values: skip hashing them (manifest() on an export_graph
+        # document with digests is what a compiled-model cache wants).
+        graph = json.dumps(export_graph(program, self, digests=False))
         overrides = self._overrides()
         plan = json.loads(_native.plan(graph, overrides))
         apply_plan(program, plan)
