@@ -263,6 +263,55 @@ impl Writer {
         )
     }
 
+    /// `x[..., start:]` along `dim`, as FX writes it (end `i64::MAX`).
+    fn slice_copy(&mut self, x: Ref, dim: &str, start: &str, shape: &[u64]) -> Ref {
+        self.op(
+            "aten.slice_copy.Tensor",
+            &[
+                Arg::Node(x),
+                Arg::Lit(dim),
+                Arg::Lit(start),
+                Arg::Lit("9223372036854775807"),
+            ],
+            true,
+            shape,
+        )
+    }
+
+    /// A depthwise causal convolution over the last axis, with its weight.
+    fn depthwise_conv(&mut self, x: Ref, fqn: &str, channels: u64, out_len: u64) -> Ref {
+        let w = self.parameter(fqn, &[channels, 1, CONV]);
+        let groups = channels.to_string();
+        self.op(
+            "aten.conv1d.default",
+            &[
+                Arg::Node(x),
+                Arg::Node(w),
+                Arg::Lit("null"),
+                Arg::Lit("[1]"),
+                Arg::Lit("[0]"),
+                Arg::Lit("[1]"),
+                Arg::Lit(&groups),
+            ],
+            true,
+            &[1, channels, out_len],
+        )
+    }
+
+    /// `split_with_sizes` into three equal parts along `dim`, and a `getitem` for each.
+    fn split3(&mut self, x: Ref, dim: &str, part: &[u64]) -> [Ref; 3] {
+        let split = self.op(
+            "aten.split_with_sizes_copy.default",
+            &[Arg::Node(x), Arg::Lit("[64, 64, 64]"), Arg::Lit(dim)],
+            true,
+            &[],
+        );
+        [0, 1, 2].map(|i| {
+            let lit = i.to_string();
+            self.op("getitem", &[Arg::Node(split), Arg::Lit(&lit)], true, part)
+        })
+    }
+
     fn slice_scatter(&mut self, base: Ref, src: Ref, shape: &[u64]) -> Ref {
         self.op(
             "aten.slice_scatter.default",
@@ -449,68 +498,21 @@ impl Generator {
             true,
             &[1, qkv_dim, CONV + 1],
         );
-        let tail = self.w.op(
-            "aten.slice_copy.Tensor",
-            &[
-                Arg::Node(cat),
-                Arg::Lit("2"),
-                Arg::Lit("-4"),
-                Arg::Lit("9223372036854775807"),
-            ],
-            true,
-            &conv_shape,
-        );
+        let tail = self.w.slice_copy(cat, "2", "-4", &conv_shape);
         let copied = self
             .w
             .binary("aten.copy.default", conv_reset, tail, &conv_shape);
         let conv_new = self.w.slice_scatter(conv_reset, copied, &conv_shape);
         self.w.mutations.push((conv_new.0, conv_fqn));
 
-        let conv_w = self
+        let conv = self
             .w
-            .parameter(&format!("{p}.conv1d.weight"), &[qkv_dim, 1, CONV]);
-        let conv = self.w.op(
-            "aten.conv1d.default",
-            &[
-                Arg::Node(cat),
-                Arg::Node(conv_w),
-                Arg::Lit("null"),
-                Arg::Lit("[1]"),
-                Arg::Lit("[0]"),
-                Arg::Lit("[1]"),
-                Arg::Lit("192"),
-            ],
-            true,
-            &[1, qkv_dim, 2],
-        );
-        let last = self.w.op(
-            "aten.slice_copy.Tensor",
-            &[
-                Arg::Node(conv),
-                Arg::Lit("2"),
-                Arg::Lit("-1"),
-                Arg::Lit("9223372036854775807"),
-            ],
-            true,
-            &[1, qkv_dim, 1],
-        );
+            .depthwise_conv(cat, &format!("{p}.conv1d.weight"), qkv_dim, 2);
+        let last = self.w.slice_copy(conv, "2", "-1", &[1, qkv_dim, 1]);
         let act = self.w.unary("aten.silu.default", last, &[1, qkv_dim, 1]);
         let row = self.w.permute(act, "[0, 2, 1]", &[1, 1, qkv_dim]);
-        let split = self.w.op(
-            "aten.split_with_sizes_copy.default",
-            &[Arg::Node(row), Arg::Lit("[64, 64, 64]"), Arg::Lit("-1")],
-            true,
-            &[],
-        );
         let mut heads = Vec::with_capacity(3);
-        for i in 0..3 {
-            let lit = i.to_string();
-            let item = self.w.op(
-                "getitem",
-                &[Arg::Node(split), Arg::Lit(&lit)],
-                true,
-                &[1, 1, DIM],
-            );
+        for item in self.w.split3(row, "-1", &[1, 1, DIM]) {
             let v = self.w.view(item, &[1, 1, HEADS, HEAD_DIM]);
             heads.push(self.w.permute(v, "[0, 2, 1, 3]", &[1, HEADS, 1, HEAD_DIM]));
         }
@@ -581,22 +583,7 @@ impl Generator {
             .w
             .linear(h, &format!("{p}.in_proj.weight"), 3 * DIM, DIM);
         let bcx = self.w.permute(bcx, "[0, 2, 1]", &[1, 3 * DIM, 1]);
-        let split = self.w.op(
-            "aten.split_with_sizes_copy.default",
-            &[Arg::Node(bcx), Arg::Lit("[64, 64, 64]"), Arg::Lit("-2")],
-            true,
-            &[],
-        );
-        let mut parts = Vec::with_capacity(3);
-        for i in 0..3 {
-            let lit = i.to_string();
-            parts.push(self.w.op(
-                "getitem",
-                &[Arg::Node(split), Arg::Lit(&lit)],
-                true,
-                &[1, DIM, 1],
-            ));
-        }
+        let parts = self.w.split3(bcx, "-2", &[1, DIM, 1]);
         let bx = self
             .w
             .binary("aten.mul.Tensor", parts[0], parts[2], &[1, DIM, 1]);
@@ -609,38 +596,14 @@ impl Generator {
             true,
             &[1, DIM, CONV],
         );
-        let tail = self.w.op(
-            "aten.slice_copy.Tensor",
-            &[
-                Arg::Node(cat),
-                Arg::Lit("-1"),
-                Arg::Lit("1"),
-                Arg::Lit("9223372036854775807"),
-            ],
-            true,
-            &state_shape,
-        );
+        let tail = self.w.slice_copy(cat, "-1", "1", &state_shape);
         let written = self
             .w
             .binary("aten.copy.default", state, tail, &state_shape);
         self.w.mutations.push((written.0, fqn));
-        let conv_w = self
+        let conv = self
             .w
-            .parameter(&format!("{p}.conv.weight"), &[DIM, 1, CONV]);
-        let conv = self.w.op(
-            "aten.conv1d.default",
-            &[
-                Arg::Node(cat),
-                Arg::Node(conv_w),
-                Arg::Lit("null"),
-                Arg::Lit("[1]"),
-                Arg::Lit("[0]"),
-                Arg::Lit("[1]"),
-                Arg::Lit("64"),
-            ],
-            true,
-            &[1, DIM, 1],
-        );
+            .depthwise_conv(cat, &format!("{p}.conv.weight"), DIM, 1);
         let y = self
             .w
             .binary("aten.mul.Tensor", parts[1], conv, &[1, DIM, 1]);
