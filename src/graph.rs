@@ -233,15 +233,19 @@ impl NameIndex {
     /// Indexes `nodes[id]` under its name; the id already there when the name is taken.
     pub(crate) fn insert(&mut self, nodes: &[Node], id: NodeId) -> Result<(), NodeId> {
         let name = nodes[id.index()].name.as_str();
-        if let Some(first) = self.find(nodes, name) {
-            return Err(first);
-        }
-        let hash = self.hasher.hash_one(name);
         let hasher = &self.hasher;
-        self.table.insert_unique(hash, id, |other| {
-            hasher.hash_one(nodes[other.index()].name.as_str())
-        });
-        Ok(())
+        let entry = self.table.entry(
+            hasher.hash_one(name),
+            |other| nodes[other.index()].name == name,
+            |other| hasher.hash_one(nodes[other.index()].name.as_str()),
+        );
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(first) => Err(*first.get()),
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                slot.insert(id);
+                Ok(())
+            }
+        }
     }
 }
 

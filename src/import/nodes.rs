@@ -36,6 +36,8 @@ pub(super) struct NodeList {
     pub problem: Option<Problem>,
     symbols: HashSet<Symbol>,
     shapes: HashSet<Arc<[Dim]>>,
+    /// Reused while reading each node's shape.
+    scratch: Vec<Dim>,
 }
 
 impl NodeList {
@@ -48,8 +50,8 @@ impl NodeList {
         sym
     }
 
-    fn shape(&mut self, dims: Vec<Dim>) -> Arc<[Dim]> {
-        if let Some(shape) = self.shapes.get(dims.as_slice()) {
+    fn shape(&mut self, dims: &[Dim]) -> Arc<[Dim]> {
+        if let Some(shape) = self.shapes.get(dims) {
             return shape.clone();
         }
         let shape: Arc<[Dim]> = dims.into();
@@ -127,15 +129,77 @@ impl<'de> DeserializeSeed<'de> for NodeSeed<'_> {
     }
 }
 
-/// `meta`: only `shape`, `dtype` and `digest` are read; exporters may add anything else.
-#[derive(Deserialize)]
-struct RawMeta<'a> {
-    #[serde(default)]
-    shape: Option<Vec<Dim>>,
-    #[serde(default, borrow)]
-    dtype: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default)]
-    digest: Option<String>,
+/// `meta`: only `shape`, `dtype` and `digest` are read; exporters may add anything else. Shapes are
+/// read into one reused buffer and shared between nodes, so most nodes allocate nothing here.
+struct MetaSeed<'a>(&'a mut NodeList);
+
+impl<'de> DeserializeSeed<'de> for MetaSeed<'_> {
+    type Value = TensorMeta;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<TensorMeta, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for MetaSeed<'_> {
+    type Value = TensorMeta;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a meta object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TensorMeta, A::Error> {
+        let list = self.0;
+        let mut meta = TensorMeta::default();
+        while let Some(key) = map.next_key::<Key>()? {
+            match key.as_str() {
+                "shape" => {
+                    let mut dims = std::mem::take(&mut list.scratch);
+                    dims.clear();
+                    if map.next_value_seed(ShapeSeed(&mut dims))? {
+                        meta.shape = Some(list.shape(&dims));
+                    }
+                    list.scratch = dims;
+                }
+                "dtype" => {
+                    meta.dtype = map
+                        .next_value::<Option<Key>>()?
+                        .map(|d| list.symbol(d.as_str()));
+                }
+                "digest" => meta.digest = map.next_value()?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(meta)
+    }
+}
+
+/// A shape into a buffer: `true` for an array, `false` for null.
+struct ShapeSeed<'a>(&'a mut Vec<Dim>);
+
+impl<'de> DeserializeSeed<'de> for ShapeSeed<'_> {
+    type Value = bool;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ShapeSeed<'_> {
+    type Value = bool;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a shape: an array of sizes, or null")
+    }
+    fn visit_unit<E>(self) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_none<E>(self) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+        while let Some(d) = seq.next_element::<Dim>()? {
+            self.0.push(d);
+        }
+        Ok(true)
+    }
 }
 
 impl<'de> Visitor<'de> for NodeSeed<'_> {
@@ -193,14 +257,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                         .next_value::<Option<Key>>()?
                         .map(|t| list.symbol(t.as_str()));
                 }
-                "meta" => {
-                    let raw = map.next_value::<RawMeta>()?;
-                    meta = TensorMeta {
-                        shape: raw.shape.map(|dims| list.shape(dims)),
-                        dtype: raw.dtype.map(|d| list.symbol(&d)),
-                        digest: raw.digest,
-                    };
-                }
+                "meta" => meta = map.next_value_seed(MetaSeed(list))?,
                 other => return Err(de::Error::unknown_field(other, NODE_FIELDS)),
             }
         }
