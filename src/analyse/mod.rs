@@ -9,13 +9,16 @@ pub mod walk;
 pub use chains::{BufferChain, MutationKind, is_scatter_op, op_base_name};
 pub use index::{DirectedGraph, GraphIndex};
 
-use crate::graph::Graph;
+use crate::graph::{Graph, NodeId};
 
 #[derive(Clone, Debug)]
 pub struct Analysis {
     pub index: GraphIndex,
     /// One per mutable buffer, in the order of [`crate::graph::Signature::mutable_buffers`].
     pub buffers: Vec<BufferChain>,
+    /// Every `getitem` with the multi-output node it reads, in topological order: each must live
+    /// where its producer lives, and plans ask which again and again.
+    pub getitems: Vec<(NodeId, NodeId)>,
 }
 
 pub fn analyse(graph: &Graph) -> Analysis {
@@ -27,7 +30,17 @@ pub fn analyse(graph: &Graph) -> Analysis {
         .iter()
         .map(|b| walker.chain(b))
         .collect();
-    Analysis { index, buffers }
+    let getitems = index
+        .order()
+        .iter()
+        .filter(|&&n| graph.node(n).is_getitem())
+        .filter_map(|&n| Some((n, *graph.node(n).inputs.first()?)))
+        .collect();
+    Analysis {
+        index,
+        buffers,
+        getitems,
+    }
 }
 
 #[cfg(test)]

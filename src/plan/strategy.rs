@@ -287,20 +287,13 @@ fn blockers(
             }
         }
     }
-    let order = analysis.index.order();
-    for &n in order.iter().rev() {
-        if graph.node(n).is_getitem()
-            && blockers[n.index()].is_some()
-            && let Some(&producer) = graph.node(n).inputs.first()
-        {
+    for &(n, producer) in analysis.getitems.iter().rev() {
+        if blockers[n.index()].is_some() {
             blockers[producer.index()].get_or_insert(Blocker::TupleSibling(n));
         }
     }
-    for &n in order {
-        if graph.node(n).is_getitem()
-            && let Some(&producer) = graph.node(n).inputs.first()
-            && blockers[producer.index()].is_some()
-        {
+    for &(n, producer) in &analysis.getitems {
+        if blockers[producer.index()].is_some() {
             blockers[n.index()].get_or_insert(Blocker::ProducerOnCpu(producer));
         }
     }
