@@ -8,7 +8,7 @@ use crate::import::{ImportError, parse_graph};
 use crate::manifest::{Manifest, manifest};
 use crate::measure::{Measure, measure};
 use crate::options::{Options, PartialOptions};
-use crate::plan::{Plan, PlanError, PlanRequest, StrategyRequest, plan};
+use crate::plan::{Plan, PlanError, PlanRequest, parse_strategy_spec, plan};
 use crate::report;
 use crate::rules::Finding;
 use crate::tagging::Tagging;
@@ -34,12 +34,9 @@ impl Overrides {
         let mut request = PlanRequest::new(graph);
         request.options = self.options(graph);
         for s in &self.strategies {
-            match s.split_once('=') {
-                Some((buffer, strategy)) => {
-                    let r: StrategyRequest = strategy.parse().map_err(ApiError::Usage)?;
-                    request.buffer_strategies.push((buffer.to_string(), r));
-                }
-                None => request.strategy = s.parse().map_err(ApiError::Usage)?,
+            match parse_strategy_spec(s).map_err(ApiError::Usage)? {
+                (Some(buffer), r) => request.buffer_strategies.push((buffer, r)),
+                (None, r) => request.strategy = r,
             }
         }
         Ok(request)

@@ -5,7 +5,7 @@
 use crate::analyse::{Analysis, analyse};
 use crate::graph::{Graph, NodeId, OpKind, Symbol};
 use crate::options::DeploymentTarget;
-use crate::plan::{Plan, PlanError, PlanRequest, StrategyRequest, plan};
+use crate::plan::{Plan, PlanError, PlanRequest, StrategyRequest, parse_strategy_spec, plan};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::str::FromStr;
@@ -57,16 +57,10 @@ impl FromStr for Change {
                 "default" => None,
                 t => Some(t.parse()?),
             }),
-            "strategy" => match value.rsplit_once('=') {
-                Some((buffer, strategy)) => Change::Strategy {
-                    buffer: Some(buffer.to_string()),
-                    strategy: strategy.parse()?,
-                },
-                None => Change::Strategy {
-                    buffer: None,
-                    strategy: value.parse()?,
-                },
-            },
+            "strategy" => {
+                let (buffer, strategy) = parse_strategy_spec(value)?;
+                Change::Strategy { buffer, strategy }
+            }
             "op-supported" | "op-unsupported" => Change::OpSupported {
                 target: value.to_string(),
                 supported: what == "op-supported",

@@ -53,6 +53,15 @@ pub enum StrategyRequest {
     Fixed(Strategy),
 }
 
+/// `STRATEGY` for every buffer, or `BUFFER=STRATEGY` for one: the spelling `--strategy` and the
+/// what-if change `strategy=` share.
+pub fn parse_strategy_spec(s: &str) -> Result<(Option<String>, StrategyRequest), String> {
+    match s.split_once('=') {
+        Some((buffer, strategy)) => Ok((Some(buffer.to_string()), strategy.parse()?)),
+        None => Ok((None, s.parse()?)),
+    }
+}
+
 impl FromStr for StrategyRequest {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
