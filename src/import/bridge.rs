@@ -21,7 +21,55 @@ pub struct RawDocument {
     pub producer: Option<serde_json::Value>,
 }
 
-const DOCUMENT_FIELDS: &[&str] = &["schema", "nodes", "graph_signature", "options", "producer"];
+pub const DOCUMENT_FIELDS: &[&str] = &["schema", "nodes", "graph_signature", "options", "producer"];
+
+impl RawDocument {
+    pub fn set(&mut self, field: Field) {
+        match field {
+            Field::Schema(s) => self.schema = Some(s),
+            Field::GraphSignature(s) => self.graph_signature = Some(*s),
+            Field::Options(o) => self.options = o,
+            Field::Producer(p) => self.producer = p,
+        }
+    }
+
+    /// The first required field the document lacks.
+    pub fn missing(&self) -> Option<&'static str> {
+        [
+            ("schema", self.schema.is_none()),
+            ("nodes", self.nodes.is_none()),
+            ("graph_signature", self.graph_signature.is_none()),
+        ]
+        .into_iter()
+        .find_map(|(field, missing)| missing.then_some(field))
+    }
+}
+
+/// A top-level field other than `nodes`, read by [`FieldSeed`].
+pub enum Field {
+    Schema(String),
+    GraphSignature(Box<RawSignature>),
+    Options(PartialOptions),
+    Producer(Option<serde_json::Value>),
+}
+
+/// Reads the value of the top-level field named `.0`; an unknown name is an error.
+pub struct FieldSeed<'a>(pub &'a str);
+
+impl<'de> DeserializeSeed<'de> for FieldSeed<'_> {
+    type Value = Field;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Field, D::Error> {
+        match self.0 {
+            "schema" => String::deserialize(d).map(Field::Schema),
+            "graph_signature" => {
+                RawSignature::deserialize(d).map(|s| Field::GraphSignature(Box::new(s)))
+            }
+            "options" => PartialOptions::deserialize(d).map(Field::Options),
+            "producer" => Option::deserialize(d).map(Field::Producer),
+            other => Err(de::Error::unknown_field(other, DOCUMENT_FIELDS)),
+        }
+    }
+}
 
 /// Reads a whole document; unknown fields are errors, as everywhere outside `meta` and `producer`.
 pub struct DocumentSeed {
@@ -44,35 +92,21 @@ impl<'de> Visitor<'de> for DocumentSeed {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawDocument, A::Error> {
         let mut doc = RawDocument::default();
         while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "schema" => doc.schema = Some(map.next_value()?),
-                "nodes" => {
-                    let mut list = NodeList::default();
-                    // Exported and generated nodes take about 250 bytes of JSON each. Sizing from
-                    // that spares the copies and rehashes of growing; room never used is never
-                    // touched, so a generous guess costs address space, not memory.
-                    let guess = self.bytes / 200;
-                    list.nodes.reserve(guess);
-                    list.names.reserve(&list.nodes, guess);
-                    map.next_value_seed(NodesSeed(&mut list))?;
-                    doc.nodes = Some(list);
+            if key == "nodes" {
+                if doc.nodes.is_some() {
+                    return Err(de::Error::duplicate_field("nodes"));
                 }
-                "graph_signature" => doc.graph_signature = Some(map.next_value()?),
-                "options" => doc.options = map.next_value()?,
-                "producer" => doc.producer = map.next_value()?,
-                other => return Err(de::Error::unknown_field(other, DOCUMENT_FIELDS)),
+                let mut list = NodeList::for_bytes(self.bytes);
+                map.next_value_seed(NodesSeed(&mut list))?;
+                doc.nodes = Some(list);
+            } else {
+                doc.set(map.next_value_seed(FieldSeed(&key))?);
             }
         }
-        for (field, missing) in [
-            ("schema", doc.schema.is_none()),
-            ("nodes", doc.nodes.is_none()),
-            ("graph_signature", doc.graph_signature.is_none()),
-        ] {
-            if missing {
-                return Err(de::Error::missing_field(field));
-            }
+        match doc.missing() {
+            Some(field) => Err(de::Error::missing_field(field)),
+            None => Ok(doc),
         }
-        Ok(doc)
     }
 }
 

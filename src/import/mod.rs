@@ -3,6 +3,7 @@
 mod bridge;
 mod error;
 mod nodes;
+mod split;
 
 pub use bridge::GRAPH_SCHEMA;
 pub use error::ImportError;
@@ -11,20 +12,29 @@ use crate::graph::{Graph, MutableBuffer, NameIndex, Node, NodeId, NodeRoles, OpK
 use crate::options::Options;
 use bridge::{DocumentSeed, RawDocument, RawSignature, SchemaProbe};
 use indexmap::IndexMap;
-use nodes::{NodeList, Problem, UNRESOLVED, inputs_of, patch};
+use nodes::{NodeList, Problem, patch, recompute_inputs};
 use serde::de::DeserializeSeed;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 /// Parses and validates one bridge JSON document.
 pub fn parse_graph(text: &str) -> Result<Graph, ImportError> {
+    let raw = match split::read_in_two(text) {
+        Some(raw) => raw,
+        None => read_document(text)?,
+    };
+    finish(raw)
+}
+
+/// Reads a document on one thread, with the errors a user should see.
+fn read_document(text: &str) -> Result<RawDocument, ImportError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let seed = DocumentSeed { bytes: text.len() };
-    let raw = match seed
+    match seed
         .deserialize(&mut de)
         .and_then(|raw| de.end().map(|()| raw))
     {
-        Ok(raw) => raw,
+        Ok(raw) => Ok(raw),
         Err(e) => {
             // A document of another schema is reported as such, not as the first field it lacks.
             if let Ok(SchemaProbe {
@@ -37,9 +47,12 @@ pub fn parse_graph(text: &str) -> Result<Graph, ImportError> {
                     expected: GRAPH_SCHEMA,
                 });
             }
-            return Err(ImportError::from_json(&e));
+            Err(ImportError::from_json(&e))
         }
-    };
+    }
+}
+
+fn finish(raw: RawDocument) -> Result<Graph, ImportError> {
     if raw.schema.as_deref() != Some(GRAPH_SCHEMA) {
         return Err(ImportError::Schema {
             found: format!("{:?}", raw.schema.unwrap_or_default()),
@@ -69,6 +82,9 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
         names,
         pending,
         problem,
+        outputs,
+        placeholder_reading,
+        tags,
         ..
     } = list;
     match problem {
@@ -92,32 +108,31 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
         }
         None => {}
     }
-    resolve_forward_references(&mut nodes, &names, pending)?;
-    for node in &mut nodes {
-        if node.inputs.contains(&UNRESOLVED) {
-            node.inputs = inputs_of(node);
-        }
-        if node.op == OpKind::Placeholder && !node.inputs.is_empty() {
-            return Err(ImportError::BadReference {
-                node: node.name.clone(),
-                field: "args",
-                message: "a placeholder cannot read another node".into(),
+    let resolved = resolve_forward_references(&mut nodes, &names, pending)?;
+    if let Some(node) = placeholder_reading {
+        return Err(ImportError::BadReference {
+            node: nodes[node as usize].name.clone(),
+            field: "args",
+            message: "a placeholder cannot read another node".into(),
+        });
+    }
+    let output = match outputs[..] {
+        [output] => NodeId(output),
+        _ => {
+            return Err(ImportError::OutputCount {
+                count: outputs.len(),
             });
         }
-    }
-    let output = single_output(&nodes)?;
-    check_no_reads_of_output(&nodes)?;
-    let order = topological_order(&nodes)?;
-    let (signature, roles) = resolve_signature(&graph_signature, &nodes, &names, output)?;
+    };
+    check_no_reads_of_output(&nodes, output, &resolved)?;
+    // References resolved while reading point backwards; FX order holds unless one resolved
+    // afterwards points forwards (or at its own node).
+    let in_fx_order = resolved.iter().all(|&(node, id)| id.0 < node);
+    let order = topological_order(&nodes, in_fx_order)?;
+    let (signature, roles) = resolve_signature(graph_signature, &nodes, &names, output)?;
     let options = options.apply_to(&Options::default());
-    // Tags are interned: equal tags are one allocation.
-    let stock_partitions = nodes
-        .iter()
-        .filter_map(|n| n.stock_tag.as_ref().map(|t| t.as_ptr()))
-        .collect::<hashbrown::HashSet<_>>()
-        .len();
     Ok(Graph {
-        stock_partitions,
+        stock_partitions: tags.len(),
         nodes,
         roles,
         signature,
@@ -129,12 +144,13 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
     })
 }
 
-/// References to nodes later in the list, now that every name is known.
+/// References to nodes not yet read when they were met, now that every name is known. Returns
+/// each (node, referenced node), in reading order; the nodes' input lists are brought up to date.
 fn resolve_forward_references(
     nodes: &mut [Node],
     names: &NameIndex,
     pending: Vec<(u32, String)>,
-) -> Result<(), ImportError> {
+) -> Result<Vec<(u32, NodeId)>, ImportError> {
     let mut resolved: Vec<(u32, NodeId)> = Vec::with_capacity(pending.len());
     for (node, name) in pending {
         match names.find(nodes, &name) {
@@ -150,48 +166,36 @@ fn resolve_forward_references(
     for group in resolved.chunk_by(|a, b| a.0 == b.0) {
         let node = &mut nodes[group[0].0 as usize];
         patch(node, &mut group.iter().map(|&(_, id)| id));
+        recompute_inputs(node);
     }
-    Ok(())
+    Ok(resolved)
 }
 
-fn single_output(nodes: &[Node]) -> Result<NodeId, ImportError> {
-    let mut outputs = nodes
+/// Nothing may read the output node. Its readers are nodes after it, or nodes whose reference to
+/// it was resolved after reading (`resolved`); the first in reading order is reported.
+fn check_no_reads_of_output(
+    nodes: &[Node],
+    output: NodeId,
+    resolved: &[(u32, NodeId)],
+) -> Result<(), ImportError> {
+    let earlier = resolved
         .iter()
-        .enumerate()
-        .filter(|(_, n)| n.op == OpKind::Output);
-    match (outputs.next(), outputs.next()) {
-        (Some((i, _)), None) => Ok(NodeId(i as u32)),
-        (None, _) => Err(ImportError::OutputCount { count: 0 }),
-        (Some(_), Some(_)) => Err(ImportError::OutputCount {
-            count: 2 + outputs.count(),
+        .find(|&&(_, id)| id == output)
+        .map(|&(node, _)| node as usize);
+    let later = (output.index() + 1..nodes.len()).find(|&i| nodes[i].inputs.contains(&output));
+    match earlier.into_iter().chain(later).min() {
+        Some(user) => Err(ImportError::OutputHasUsers {
+            node: nodes[output.index()].name.clone(),
+            op: "output",
+            user: nodes[user].name.clone(),
         }),
+        None => Ok(()),
     }
 }
 
-fn check_no_reads_of_output(nodes: &[Node]) -> Result<(), ImportError> {
-    for node in nodes {
-        if let Some(&read) = node
-            .inputs
-            .iter()
-            .find(|i| nodes[i.index()].op == OpKind::Output)
-        {
-            return Err(ImportError::OutputHasUsers {
-                node: nodes[read.index()].name.clone(),
-                op: "output",
-                user: node.name.clone(),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// FX order when every reference points backwards (the normal case, checked in O(E)); otherwise
-/// Kahn's algorithm preferring input order, and a typed error with the cycle's path if there is one.
-fn topological_order(nodes: &[Node]) -> Result<Vec<NodeId>, ImportError> {
-    let in_fx_order = nodes
-        .iter()
-        .enumerate()
-        .all(|(i, n)| n.inputs.iter().all(|p| p.index() < i));
+/// FX order when every reference points backwards (the normal case); otherwise Kahn's algorithm
+/// preferring input order, and a typed error with the cycle's path if there is one.
+fn topological_order(nodes: &[Node], in_fx_order: bool) -> Result<Vec<NodeId>, ImportError> {
     if in_fx_order {
         return Ok((0..nodes.len() as u32).map(NodeId).collect());
     }
@@ -255,13 +259,22 @@ fn op_name(op: OpKind) -> &'static str {
 }
 
 fn resolve_signature(
-    raw: &RawSignature,
+    raw: RawSignature,
     nodes: &[Node],
     names: &NameIndex,
     output: NodeId,
 ) -> Result<(Signature, Vec<NodeRoles>), ImportError> {
     let mut roles = vec![NodeRoles::empty(); nodes.len()];
-    let mut role_field: Vec<Option<&'static str>> = vec![None; nodes.len()];
+    // Each input field gives one role, so a placeholder's roles say which field named it first.
+    const INPUT_FIELDS: [(NodeRoles, &str); 4] = [
+        (NodeRoles::PARAMETER, "inputs_to_parameters"),
+        (NodeRoles::BUFFER, "inputs_to_buffers"),
+        (
+            NodeRoles::LIFTED_CONSTANT,
+            "inputs_to_lifted_tensor_constants",
+        ),
+        (NodeRoles::USER_INPUT, "user_inputs"),
+    ];
     let lookup = |field: &'static str, name: &str| -> Result<NodeId, ImportError> {
         names
             .find(nodes, name)
@@ -282,7 +295,8 @@ fn resolve_signature(
                     expected: "placeholder",
                 });
             }
-            if let Some(first) = role_field[id.index()].replace(field) {
+            let named = roles[id.index()];
+            if let Some(&(_, first)) = INPUT_FIELDS.iter().find(|(r, _)| named.contains(*r)) {
                 return Err(ImportError::SignatureConflict {
                     name: name.into(),
                     first,
@@ -293,23 +307,30 @@ fn resolve_signature(
             Ok(id)
         };
     let mut signature = Signature::default();
-    for (input, param) in &raw.inputs_to_parameters {
-        let id = placeholder("inputs_to_parameters", input, NodeRoles::PARAMETER)?;
-        signature.inputs_to_parameters.push((id, param.clone()));
-    }
-    for (input, buffer) in &raw.inputs_to_buffers {
-        let id = placeholder("inputs_to_buffers", input, NodeRoles::BUFFER)?;
-        signature.inputs_to_buffers.push((id, buffer.clone()));
-    }
-    for (input, constant) in &raw.inputs_to_lifted_tensor_constants {
-        let id = placeholder(
+    for (field, role, from, to) in [
+        (
+            "inputs_to_parameters",
+            NodeRoles::PARAMETER,
+            raw.inputs_to_parameters,
+            &mut signature.inputs_to_parameters,
+        ),
+        (
+            "inputs_to_buffers",
+            NodeRoles::BUFFER,
+            raw.inputs_to_buffers,
+            &mut signature.inputs_to_buffers,
+        ),
+        (
             "inputs_to_lifted_tensor_constants",
-            input,
             NodeRoles::LIFTED_CONSTANT,
-        )?;
-        signature
-            .inputs_to_lifted_tensor_constants
-            .push((id, constant.clone()));
+            raw.inputs_to_lifted_tensor_constants,
+            &mut signature.inputs_to_lifted_tensor_constants,
+        ),
+    ] {
+        to.reserve(from.len());
+        for (input, target) in from {
+            to.push((placeholder(field, &input, role)?, target));
+        }
     }
     for input in &raw.user_inputs {
         let id = placeholder("user_inputs", input, NodeRoles::USER_INPUT)?;
@@ -342,6 +363,8 @@ fn resolve_mutations(
     lookup: &dyn Fn(&'static str, &str) -> Result<NodeId, ImportError>,
     returned: &[NodeId],
 ) -> Result<Vec<MutableBuffer>, ImportError> {
+    // A set: a model returns every mutated buffer, thousands of them in a large LLM.
+    let returned: hashbrown::HashSet<NodeId> = returned.iter().copied().collect();
     let mut writer_of: IndexMap<&str, NodeId> = IndexMap::new();
     for (writer_name, buffer) in buffers_to_mutate {
         let writer = lookup("buffers_to_mutate", writer_name)?;

@@ -34,6 +34,14 @@ pub(super) struct NodeList {
     /// (node, name) of each reference to a node not yet read, in reading order.
     pub pending: Vec<(u32, String)>,
     pub problem: Option<Problem>,
+    /// The `output` nodes, in reading order.
+    pub outputs: Vec<u32>,
+    /// The first placeholder that reads another node (an error import reports).
+    pub placeholder_reading: Option<u32>,
+    /// Distinct delegation tags: the stock proposal's partitions.
+    pub tags: HashSet<Symbol>,
+    /// How deep values nest inside the nodes read so far.
+    pub nesting: Nesting,
     symbols: HashSet<Symbol>,
     shapes: HashSet<Arc<[Dim]>>,
     /// Reused while reading each node's shape.
@@ -41,13 +49,104 @@ pub(super) struct NodeList {
 }
 
 impl NodeList {
-    fn symbol(&mut self, s: &str) -> Symbol {
-        if let Some(sym) = self.symbols.get(s) {
-            return sym.clone();
+    /// Room for the nodes of `bytes` of JSON. Exported and generated nodes take about 250 bytes
+    /// each; sizing from that spares the copies and rehashes of growing. Room never used is never
+    /// touched, so a generous guess costs address space, not memory.
+    pub fn for_bytes(bytes: usize) -> Self {
+        let mut list = NodeList::default();
+        let guess = bytes / 200;
+        list.nodes.reserve(guess);
+        list.names.reserve(&list.nodes, guess);
+        list
+    }
+
+    /// Appends the nodes another thread read after this list's last node (their ids start at 0),
+    /// as if this list had read them: ids shifted, names indexed (a name already taken is a
+    /// duplicate), tags taken from this list, problems kept in reading order. Each step is a pass
+    /// of its own over the appended nodes: these are cold, and a pass streams through them.
+    pub fn append(&mut self, tail: NodeList) {
+        let base = self.nodes.len() as u32;
+        let NodeList {
+            mut nodes,
+            pending,
+            problem,
+            outputs,
+            placeholder_reading,
+            ..
+        } = tail;
+        for node in &mut nodes {
+            for_each_reference(node, |id| {
+                if *id != UNRESOLVED {
+                    id.0 += base;
+                }
+            });
+            for id in node.inputs.iter_mut().filter(|id| **id != UNRESOLVED) {
+                id.0 += base;
+            }
+            node.stock_tag = node.stock_tag.take().map(|t| intern(&mut self.tags, &t));
         }
-        let sym: Symbol = s.into();
-        self.symbols.insert(sym.clone());
-        sym
+        self.outputs.extend(outputs.iter().map(|o| o + base));
+        if let Some(p) = placeholder_reading {
+            self.placeholder_reading.get_or_insert(p + base);
+        }
+        self.pending
+            .extend(pending.into_iter().map(|(node, name)| (node + base, name)));
+        self.nodes.append(&mut nodes);
+        // The first problem in reading order: this list's own, else the tail's first malformed
+        // reference or first duplicate name, whichever node comes first (a node's references are
+        // read before its name is indexed). The tail's duplicates among its own nodes are found
+        // again here, against the whole list.
+        let bad_reference = match problem {
+            Some(Problem::BadReference {
+                node,
+                field,
+                message,
+            }) => Some((node + base as usize, field, message)),
+            _ => None,
+        };
+        let stop = bad_reference
+            .as_ref()
+            .map_or(self.nodes.len(), |&(node, ..)| node);
+        for i in base as usize..self.nodes.len() {
+            if let Err(first) = self.names.insert(&self.nodes, NodeId(i as u32))
+                && i < stop
+            {
+                self.problem(Problem::Duplicate {
+                    first: first.index(),
+                    second: i,
+                });
+            }
+        }
+        if let Some((node, field, message)) = bad_reference {
+            self.problem(Problem::BadReference {
+                node,
+                field,
+                message,
+            });
+        }
+    }
+
+    /// Adds a node read in order and indexes its name.
+    pub fn push(&mut self, node: Node) {
+        let id = NodeId(self.nodes.len() as u32);
+        match node.op {
+            OpKind::Output => self.outputs.push(id.0),
+            OpKind::Placeholder if !node.inputs.is_empty() => {
+                self.placeholder_reading.get_or_insert(id.0);
+            }
+            _ => {}
+        }
+        self.nodes.push(node);
+        if let Err(first) = self.names.insert(&self.nodes, id) {
+            self.problem(Problem::Duplicate {
+                first: first.index(),
+                second: id.index(),
+            });
+        }
+    }
+
+    fn symbol(&mut self, s: &str) -> Symbol {
+        intern(&mut self.symbols, s)
     }
 
     fn shape(&mut self, dims: &[Dim]) -> Arc<[Dim]> {
@@ -62,6 +161,16 @@ impl NodeList {
     fn problem(&mut self, p: Problem) {
         self.problem.get_or_insert(p);
     }
+}
+
+/// `s` as stored in `set`, stored there first if it is new.
+fn intern(set: &mut HashSet<Symbol>, s: &str) -> Symbol {
+    if let Some(sym) = set.get(s) {
+        return sym.clone();
+    }
+    let sym: Symbol = s.into();
+    set.insert(sym.clone());
+    sym
 }
 
 /// Reads the `nodes` array into a [`NodeList`].
@@ -89,17 +198,9 @@ impl<'de> Visitor<'de> for NodesSeed<'_> {
                 return Err(de::Error::custom("too many nodes"));
             }
             let index = list.nodes.len() as u32;
-            let Some(node) = seq.next_element_seed(NodeSeed { list, index })? else {
-                break;
-            };
-            list.nodes.push(node);
-            let id = NodeId(index);
-            let NodeList { nodes, names, .. } = &mut *list;
-            if let Err(first) = names.insert(nodes, id) {
-                list.problem(Problem::Duplicate {
-                    first: first.index(),
-                    second: id.index(),
-                });
+            match seq.next_element_seed(NodeSeed { list, index })? {
+                None => break,
+                Some(node) => list.push(node),
             }
         }
         Ok(())
@@ -117,9 +218,10 @@ const NODE_FIELDS: &[&str] = &[
     "meta",
 ];
 
-struct NodeSeed<'a> {
-    list: &'a mut NodeList,
-    index: u32,
+/// Reads one node; its index in the list is `index`.
+pub(super) struct NodeSeed<'a> {
+    pub list: &'a mut NodeList,
+    pub index: u32,
 }
 
 impl<'de> DeserializeSeed<'de> for NodeSeed<'_> {
@@ -212,17 +314,14 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
         let (mut name, mut op, mut target) = (None, None, None);
         let (mut args, mut kwargs) = (Vec::new(), Vec::new());
         let (mut supported, mut tag, mut meta) = (None, None, TensorMeta::default());
-        let mut inputs = SmallVec::new();
+        let mut inputs = Inputs::default();
         // Inputs are in order of first reference, args before kwargs, whatever the key order.
         let (mut args_read, mut kwargs_first) = (false, false);
         while let Some(key) = map.next_key::<Key>()? {
             match key.as_str() {
                 "name" => name = Some(map.next_value::<String>()?),
                 "op" => op = Some(map.next_value::<OpKind>()?),
-                "target" => {
-                    let t = map.next_value::<Key>()?;
-                    target = Some(list.symbol(t.as_str()));
-                }
+                "target" => target = Some(map.next_value::<Key>()?),
                 "args" => {
                     let mut ctx = ArgContext {
                         list,
@@ -255,7 +354,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                 "delegation_tag" => {
                     tag = map
                         .next_value::<Option<Key>>()?
-                        .map(|t| list.symbol(t.as_str()));
+                        .map(|t| intern(&mut list.tags, t.as_str()));
                 }
                 "meta" => meta = map.next_value_seed(MetaSeed(list))?,
                 other => return Err(de::Error::unknown_field(other, NODE_FIELDS)),
@@ -263,23 +362,33 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
         }
         let name = name.ok_or_else(|| de::Error::missing_field("name"))?;
         let op = op.ok_or_else(|| de::Error::missing_field("op"))?;
-        let target = target.unwrap_or_else(|| list.symbol(""));
+        let target = match target {
+            Some(t) if shares_target(op) => list.symbol(t.as_str()),
+            Some(t) => t.as_str().into(),
+            None => list.symbol(""),
+        };
         let mut node = Node {
             name,
             op,
             target,
             args,
             kwargs,
-            inputs,
+            inputs: inputs.list,
             supported: supported.unwrap_or(tag.is_some()),
             stock_tag: tag,
             meta,
         };
         if kwargs_first {
-            node.inputs = inputs_of(&node);
+            recompute_inputs(&mut node);
         }
         Ok(node)
     }
+}
+
+/// Whether nodes of this kind share their targets: operators do; a placeholder's or get_attr's
+/// target is its own name, which interning would only copy into a table that every node misses.
+fn shares_target(op: OpKind) -> bool {
+    op == OpKind::CallFunction
 }
 
 /// An object key or a string read without copying when the text has no escapes.
@@ -325,7 +434,7 @@ struct ArgContext<'a> {
     field: &'static str,
     /// The distinct nodes read so far, in order of first reference; `UNRESOLVED` stands for
     /// every reference to a later node (import then recomputes the list once they are resolved).
-    inputs: &'a mut SmallVec<[NodeId; 4]>,
+    inputs: &'a mut Inputs,
 }
 
 impl ArgContext<'_> {
@@ -338,9 +447,7 @@ impl ArgContext<'_> {
                 UNRESOLVED
             }
         };
-        if !self.inputs.contains(&id) {
-            self.inputs.push(id);
-        }
+        self.inputs.add(id);
         Arg::Node(id)
     }
 
@@ -391,16 +498,21 @@ impl<'de> Visitor<'de> for ArgSeed<'_, '_> {
         Ok(Arg::Str(v.into()))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Arg, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        // Gathered inline, then stored at its exact size: growing a Vec would leave most lists
+        // (two or three items) in allocations of four.
+        let mut items: SmallVec<[Arg; 6]> = SmallVec::new();
+        self.0.list.nesting.enter();
         while let Some(item) = seq.next_element_seed(ArgSeed(&mut *self.0))? {
             items.push(item);
         }
-        Ok(Arg::List(items))
+        self.0.list.nesting.leave();
+        Ok(Arg::List(items.into_vec()))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Arg, A::Error> {
         let mut entries: Vec<(Box<str>, Arg)> = Vec::new();
         // A `node` key: its string value, or `None` when the value is not a string.
         let mut reference: Option<Option<Arg>> = None;
+        self.0.list.nesting.enter();
         while let Some(key) = map.next_key::<Key>()? {
             if key.as_str() == "node" {
                 let value = map.next_value::<NodeName>()?;
@@ -410,6 +522,7 @@ impl<'de> Visitor<'de> for ArgSeed<'_, '_> {
                 entries.push((key.as_str().into(), value));
             }
         }
+        self.0.list.nesting.leave();
         match reference {
             None => Ok(Arg::Dict(entries)),
             Some(Some(arg)) if entries.is_empty() => Ok(arg),
@@ -467,6 +580,27 @@ impl<'de> Deserialize<'de> for NodeName<'de> {
     }
 }
 
+/// How deep arguments nest. serde_json limits how deep the values it reads for us nest (values it
+/// skips, it skips without limit); reading a node on its own (`import::split`) allows two levels
+/// more than reading it inside the document, and knowing the deepest nesting lets that reader leave
+/// documents near the limit to the other.
+#[derive(Default)]
+pub(super) struct Nesting {
+    depth: usize,
+    pub deepest: usize,
+}
+
+impl Nesting {
+    fn enter(&mut self) {
+        self.depth += 1;
+        self.deepest = self.deepest.max(self.depth);
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+}
+
 impl<'de> Deserialize<'de> for Dim {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
@@ -491,42 +625,68 @@ impl<'de> Deserialize<'de> for Dim {
     }
 }
 
-/// Replaces the `UNRESOLVED` markers of one node's arguments, in reading order, by `ids`.
-pub(super) fn patch(node: &mut Node, ids: &mut impl Iterator<Item = NodeId>) {
-    fn walk(arg: &mut Arg, ids: &mut dyn Iterator<Item = NodeId>) {
+/// Calls `f` on every reference in a node's arguments, in reading order. Recursion follows the
+/// argument nesting, which serde_json bounds (128 levels).
+fn for_each_reference(node: &mut Node, mut f: impl FnMut(&mut NodeId)) {
+    fn walk(arg: &mut Arg, f: &mut dyn FnMut(&mut NodeId)) {
         match arg {
-            Arg::Node(id) if *id == UNRESOLVED => {
-                if let Some(real) = ids.next() {
-                    *id = real;
-                }
-            }
-            Arg::List(items) => items.iter_mut().for_each(|a| walk(a, ids)),
-            Arg::Dict(entries) => entries.iter_mut().for_each(|(_, a)| walk(a, ids)),
+            Arg::Node(id) => f(id),
+            Arg::List(items) => items.iter_mut().for_each(|a| walk(a, f)),
+            Arg::Dict(entries) => entries.iter_mut().for_each(|(_, a)| walk(a, f)),
             _ => {}
         }
     }
     for a in node.args.iter_mut() {
-        walk(a, ids);
+        walk(a, &mut f);
     }
     for (_, a) in node.kwargs.iter_mut() {
-        walk(a, ids);
+        walk(a, &mut f);
     }
 }
 
-/// The distinct nodes a node reads, in order of first reference. Recursion follows the argument
-/// nesting, which serde_json bounds (128 levels).
-pub(super) fn inputs_of(node: &Node) -> SmallVec<[NodeId; 4]> {
-    fn collect(a: &Arg, out: &mut SmallVec<[NodeId; 4]>) {
-        match a {
-            Arg::Node(id) if !out.contains(id) => out.push(*id),
-            Arg::List(items) => items.iter().for_each(|a| collect(a, out)),
-            Arg::Dict(entries) => entries.iter().for_each(|(_, a)| collect(a, out)),
-            _ => {}
+/// Replaces the `UNRESOLVED` markers of one node's arguments, in reading order, by `ids`.
+pub(super) fn patch(node: &mut Node, ids: &mut impl Iterator<Item = NodeId>) {
+    for_each_reference(node, |id| {
+        if *id == UNRESOLVED
+            && let Some(real) = ids.next()
+        {
+            *id = real;
+        }
+    });
+}
+
+/// The distinct nodes a node reads, in order of first reference. Membership is a scan while the
+/// list is short and a set beyond: an output node returns thousands of values.
+#[derive(Default)]
+struct Inputs {
+    list: SmallVec<[NodeId; 4]>,
+    seen: Option<HashSet<NodeId>>,
+}
+
+impl Inputs {
+    const SCANNED: usize = 32;
+
+    fn add(&mut self, id: NodeId) {
+        match &mut self.seen {
+            Some(seen) => {
+                if seen.insert(id) {
+                    self.list.push(id);
+                }
+            }
+            None if self.list.contains(&id) => {}
+            None => {
+                self.list.push(id);
+                if self.list.len() > Self::SCANNED {
+                    self.seen = Some(self.list.iter().copied().collect());
+                }
+            }
         }
     }
-    let mut out = SmallVec::new();
-    for a in node.args.iter().chain(node.kwargs.iter().map(|(_, a)| a)) {
-        collect(a, &mut out);
-    }
-    out
+}
+
+/// Sets a node's inputs from its arguments, once references have changed.
+pub(super) fn recompute_inputs(node: &mut Node) {
+    let mut inputs = Inputs::default();
+    for_each_reference(node, |id| inputs.add(*id));
+    node.inputs = inputs.list;
 }
