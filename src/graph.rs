@@ -4,6 +4,7 @@
 
 use crate::options::Options;
 use bitflags::bitflags;
+use compact_str::CompactString;
 use hashbrown::{DefaultHashBuilder, HashTable};
 use smallvec::SmallVec;
 use std::fmt;
@@ -118,9 +119,9 @@ pub enum Arg<R = NodeId> {
     UInt(u64),
     Float(f64),
     Str(Box<str>),
-    List(Vec<Arg<R>>),
+    List(Box<[Arg<R>]>),
     /// A JSON object other than a reference, keys in input order.
-    Dict(Vec<(Box<str>, Arg<R>)>),
+    Dict(Box<[(Box<str>, Arg<R>)]>),
 }
 
 impl<R: Copy> Arg<R> {
@@ -135,13 +136,15 @@ impl<R: Copy> Arg<R> {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
-    pub name: String,
+    /// Stored in the node when short (most FX names are), saving an allocation per node.
+    pub name: CompactString,
     pub op: OpKind,
     /// Qualified operator name as FX prints it, e.g. `aten.slice_scatter.default`.
     pub target: Symbol,
-    /// The FX args and kwargs as given, references resolved.
-    pub args: Vec<Arg>,
-    pub kwargs: Vec<(Box<str>, Arg)>,
+    /// The FX args and kwargs as given, references resolved. Most ops take two arguments or
+    /// fewer: those are kept in the node.
+    pub args: SmallVec<[Arg; 2]>,
+    pub kwargs: Box<[(Box<str>, Arg)]>,
     /// Distinct nodes this node reads, in order of first reference.
     pub inputs: SmallVec<[NodeId; 4]>,
     /// Whether the backend can run the op.

@@ -90,7 +90,7 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
     match problem {
         Some(Problem::Duplicate { first, second }) => {
             return Err(ImportError::DuplicateNode {
-                name: nodes[second].name.clone(),
+                name: nodes[second].name.to_string(),
                 first,
                 second,
             });
@@ -101,7 +101,7 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
             message,
         }) => {
             return Err(ImportError::BadReference {
-                node: nodes[node].name.clone(),
+                node: nodes[node].name.to_string(),
                 field,
                 message,
             });
@@ -111,7 +111,7 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
     let resolved = resolve_forward_references(&mut nodes, &names, pending)?;
     if let Some(node) = placeholder_reading {
         return Err(ImportError::BadReference {
-            node: nodes[node as usize].name.clone(),
+            node: nodes[node as usize].name.to_string(),
             field: "args",
             message: "a placeholder cannot read another node".into(),
         });
@@ -157,7 +157,7 @@ fn resolve_forward_references(
             Some(id) => resolved.push((node, id)),
             None => {
                 return Err(ImportError::UnknownNode {
-                    node: nodes[node as usize].name.clone(),
+                    node: nodes[node as usize].name.to_string(),
                     reference: name,
                 });
             }
@@ -185,9 +185,9 @@ fn check_no_reads_of_output(
     let later = (output.index() + 1..nodes.len()).find(|&i| nodes[i].inputs.contains(&output));
     match earlier.into_iter().chain(later).min() {
         Some(user) => Err(ImportError::OutputHasUsers {
-            node: nodes[output.index()].name.clone(),
+            node: nodes[output.index()].name.to_string(),
             op: "output",
-            user: nodes[user].name.clone(),
+            user: nodes[user].name.to_string(),
         }),
         None => Ok(()),
     }
@@ -241,7 +241,7 @@ fn topological_order(nodes: &[Node], in_fx_order: bool) -> Result<Vec<NodeId>, I
     let mut path: Vec<String> = walk[from..]
         .iter()
         .rev()
-        .map(|&i| nodes[i].name.clone())
+        .map(|&i| nodes[i].name.to_string())
         .collect();
     if let Some(first) = path.first().cloned() {
         path.push(first);
@@ -382,7 +382,7 @@ fn resolve_mutations(
         if let Some(first) = writer_of.insert(buffer.as_str(), writer) {
             return Err(ImportError::TwoWriters {
                 buffer: buffer.clone(),
-                first: nodes[first.index()].name.clone(),
+                first: nodes[first.index()].name.to_string(),
                 second: writer_name.clone(),
             });
         }
@@ -400,7 +400,7 @@ fn resolve_mutations(
                 .copied()
                 .ok_or_else(|| ImportError::MutatedNeverRead {
                     buffer: buffer.into(),
-                    writer: nodes[writer.index()].name.clone(),
+                    writer: nodes[writer.index()].name.to_string(),
                 })?;
         mutable.push(MutableBuffer {
             buffer: buffer.into(),

@@ -4,6 +4,7 @@
 //! (a duplicate name, a malformed reference) is kept as a [`Problem`] for import to raise.
 
 use crate::graph::{Arg, Dim, NameIndex, Node, NodeId, OpKind, Symbol, TensorMeta};
+use compact_str::CompactString;
 use hashbrown::HashSet;
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -312,14 +313,14 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
         let NodeSeed { list, index } = self;
         let (mut name, mut op, mut target) = (None, None, None);
-        let (mut args, mut kwargs) = (Vec::new(), Vec::new());
+        let (mut args, mut kwargs) = (SmallVec::new(), Box::default());
         let (mut supported, mut tag, mut meta) = (None, None, TensorMeta::default());
         let mut inputs = Inputs::default();
         // Inputs are in order of first reference, args before kwargs, whatever the key order.
         let (mut args_read, mut kwargs_first) = (false, false);
         while let Some(key) = map.next_key::<Key>()? {
             match key.as_str() {
-                "name" => name = Some(map.next_value::<String>()?),
+                "name" => name = Some(CompactString::new(map.next_value::<Key>()?.as_str())),
                 "op" => op = Some(map.next_value::<OpKind>()?),
                 "target" => target = Some(map.next_value::<Key>()?),
                 "args" => {
@@ -330,10 +331,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                         inputs: &mut inputs,
                     };
                     args_read = true;
-                    match map.next_value_seed(ArgSeed(&mut ctx))? {
-                        Arg::List(items) => args = items,
-                        _ => return Err(de::Error::custom("args must be a JSON array")),
-                    }
+                    args = map.next_value_seed(ArgsSeed(&mut ctx))?;
                 }
                 "kwargs" => {
                     let mut ctx = ArgContext {
@@ -346,7 +344,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                     kwargs = match map.next_value_seed(ArgSeed(&mut ctx))? {
                         Arg::Dict(entries) => entries,
                         // `{"node": NAME}` as kwargs: one keyword argument `node` referring to NAME.
-                        reference @ Arg::Node(_) => vec![("node".into(), reference)],
+                        reference @ Arg::Node(_) => Box::new([("node".into(), reference)]),
                         _ => return Err(de::Error::custom("kwargs must be a JSON object")),
                     };
                 }
@@ -461,6 +459,42 @@ impl ArgContext<'_> {
     }
 }
 
+/// The items of an argument list into `out`.
+fn read_items<'de, A: SeqAccess<'de>>(
+    ctx: &mut ArgContext<'_>,
+    seq: &mut A,
+    out: &mut impl Extend<Arg>,
+) -> Result<(), A::Error> {
+    ctx.list.nesting.enter();
+    while let Some(item) = seq.next_element_seed(ArgSeed(&mut *ctx))? {
+        out.extend([item]);
+    }
+    ctx.list.nesting.leave();
+    Ok(())
+}
+
+/// A node's `args`: a JSON array of arguments, kept in the node when short.
+struct ArgsSeed<'a, 'b>(&'a mut ArgContext<'b>);
+
+impl<'de> DeserializeSeed<'de> for ArgsSeed<'_, '_> {
+    type Value = SmallVec<[Arg; 2]>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ArgsSeed<'_, '_> {
+    type Value = SmallVec<[Arg; 2]>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("args as a JSON array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut args = SmallVec::new();
+        read_items(self.0, &mut seq, &mut args)?;
+        Ok(args)
+    }
+}
+
 /// One argument. Recursion follows the JSON nesting, which serde_json bounds (128 levels).
 struct ArgSeed<'a, 'b>(&'a mut ArgContext<'b>);
 
@@ -501,12 +535,8 @@ impl<'de> Visitor<'de> for ArgSeed<'_, '_> {
         // Gathered inline, then stored at its exact size: growing a Vec would leave most lists
         // (two or three items) in allocations of four.
         let mut items: SmallVec<[Arg; 6]> = SmallVec::new();
-        self.0.list.nesting.enter();
-        while let Some(item) = seq.next_element_seed(ArgSeed(&mut *self.0))? {
-            items.push(item);
-        }
-        self.0.list.nesting.leave();
-        Ok(Arg::List(items.into_vec()))
+        read_items(self.0, &mut seq, &mut items)?;
+        Ok(Arg::List(items.into_vec().into_boxed_slice()))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Arg, A::Error> {
         let mut entries: Vec<(Box<str>, Arg)> = Vec::new();
@@ -524,7 +554,7 @@ impl<'de> Visitor<'de> for ArgSeed<'_, '_> {
         }
         self.0.list.nesting.leave();
         match reference {
-            None => Ok(Arg::Dict(entries)),
+            None => Ok(Arg::Dict(entries.into_boxed_slice())),
             Some(Some(arg)) if entries.is_empty() => Ok(arg),
             Some(_) => {
                 self.0
