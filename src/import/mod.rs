@@ -283,29 +283,43 @@ fn resolve_signature(
                 name: name.into(),
             })
     };
-    let mut placeholder =
-        |field: &'static str, name: &str, role: NodeRoles| -> Result<NodeId, ImportError> {
-            let id = lookup(field, name)?;
-            let op = nodes[id.index()].op;
-            if op != OpKind::Placeholder {
-                return Err(ImportError::SignatureWrongNode {
-                    field,
-                    name: name.into(),
-                    op: op_name(op),
-                    expected: "placeholder",
-                });
-            }
-            let named = roles[id.index()];
-            if let Some(&(_, first)) = INPUT_FIELDS.iter().find(|(r, _)| named.contains(*r)) {
-                return Err(ImportError::SignatureConflict {
-                    name: name.into(),
-                    first,
-                    second: field,
-                });
-            }
-            roles[id.index()] |= role;
-            Ok(id)
-        };
+    let mut placeholder = |field: &'static str,
+                           name: &str,
+                           found: Option<(NodeId, OpKind)>,
+                           role: NodeRoles|
+     -> Result<NodeId, ImportError> {
+        let (id, op) = found.ok_or_else(|| ImportError::SignatureUnknownNode {
+            field,
+            name: name.into(),
+        })?;
+        if op != OpKind::Placeholder {
+            return Err(ImportError::SignatureWrongNode {
+                field,
+                name: name.into(),
+                op: op_name(op),
+                expected: "placeholder",
+            });
+        }
+        let named = roles[id.index()];
+        if let Some(&(_, first)) = INPUT_FIELDS.iter().find(|(r, _)| named.contains(*r)) {
+            return Err(ImportError::SignatureConflict {
+                name: name.into(),
+                first,
+                second: field,
+            });
+        }
+        roles[id.index()] |= role;
+        Ok(id)
+    };
+    // Each lookup reads a node at random, and a large mixture-of-experts model names hundreds of
+    // thousands of placeholders.
+    let keys: Vec<&str> = (raw.inputs_to_parameters.keys())
+        .chain(raw.inputs_to_buffers.keys())
+        .chain(raw.inputs_to_lifted_tensor_constants.keys())
+        .map(String::as_str)
+        .collect();
+    let mut found = find_all(names, nodes, &keys).into_iter();
+    drop(keys);
     let mut signature = Signature::default();
     for (field, role, from, to) in [
         (
@@ -328,12 +342,15 @@ fn resolve_signature(
         ),
     ] {
         to.reserve(from.len());
-        for (input, target) in from {
-            to.push((placeholder(field, &input, role)?, target));
+        for ((input, target), found) in from.into_iter().zip(&mut found) {
+            to.push((placeholder(field, &input, found, role)?, target));
         }
     }
     for input in &raw.user_inputs {
-        let id = placeholder("user_inputs", input, NodeRoles::USER_INPUT)?;
+        let found = names
+            .find(nodes, input)
+            .map(|id| (id, nodes[id.index()].op));
+        let id = placeholder("user_inputs", input, found, NodeRoles::USER_INPUT)?;
         signature.user_inputs.push(id);
     }
     let returned = &nodes[output.index()].inputs;
@@ -354,6 +371,26 @@ fn resolve_signature(
         roles[b.writer.index()] |= NodeRoles::BUFFER_WRITER;
     }
     Ok((signature, roles))
+}
+
+/// Each name's node and its kind; on two threads when there are many.
+fn find_all(names: &NameIndex, nodes: &[Node], keys: &[&str]) -> Vec<Option<(NodeId, OpKind)>> {
+    const ON_TWO_THREADS_FROM: usize = 20_000;
+    let find = |keys: &[&str]| -> Vec<_> {
+        keys.iter()
+            .map(|k| names.find(nodes, k).map(|id| (id, nodes[id.index()].op)))
+            .collect()
+    };
+    if keys.len() < ON_TWO_THREADS_FROM || !split::two_cores() {
+        return find(keys);
+    }
+    let (first, second) = keys.split_at(keys.len() / 2);
+    std::thread::scope(|scope| {
+        let second = scope.spawn(|| find(second));
+        let mut found = find(first);
+        found.extend(split::join(second));
+        found
+    })
 }
 
 fn resolve_mutations(

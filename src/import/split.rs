@@ -29,8 +29,7 @@ const MAX_NESTING: usize = 100;
 /// Reads the document with its node list split between two threads; `None` when that is not worth
 /// it or did not work out, and the caller should read it on one thread.
 pub(super) fn read_in_two(text: &str) -> Option<RawDocument> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if text.len() < MIN_BYTES || cores < 2 {
+    if text.len() < MIN_BYTES || !two_cores() {
         return None;
     }
     let from = (text.len() as f64 * SECOND_THREAD_FROM) as usize;
@@ -64,7 +63,13 @@ pub(super) fn read_split_after(text: &str, from: usize) -> Option<(RawDocument, 
     })
 }
 
-fn join<T>(handle: ScopedJoinHandle<'_, T>) -> T {
+/// Whether a second thread can run beside this one.
+pub(super) fn two_cores() -> bool {
+    std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
+}
+
+/// A scoped thread's result; its panic, if it panicked.
+pub(super) fn join<T>(handle: ScopedJoinHandle<'_, T>) -> T {
     handle
         .join()
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
