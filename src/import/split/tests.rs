@@ -43,9 +43,14 @@ fn assert_same(one: &Result<Graph, ImportError>, two: &Result<Graph, ImportError
 
 /// Checks every guess in `text`; returns how many times the second thread's nodes were taken.
 fn check_every_split(text: &str) -> usize {
+    check_splits(text, 1)
+}
+
+/// Checks every `step`-th guess in `text`.
+fn check_splits(text: &str, step: usize) -> usize {
     let one = one_thread(text);
     let mut taken = 0;
-    for (key, _) in text.match_indices("\"name\"") {
+    for (key, _) in text.match_indices("\"name\"").step_by(step) {
         let (two, second_from) = two_threads(text, key.saturating_sub(1));
         assert_same(&one, &two, key);
         taken += usize::from(second_from.is_some());
@@ -116,6 +121,23 @@ fn generated_graphs_read_the_same_from_every_guess() {
         assert!(one_thread(&text).is_ok());
         assert!(check_every_split(&text) > 500);
     }
+}
+
+#[test]
+fn real_exports_read_the_same_on_two_threads() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/data");
+    let mut checked = 0;
+    for version in ["executorch-1.4.0", "executorch-1.5.1"] {
+        for entry in std::fs::read_dir(format!("{data}/{version}")).expect("data/") {
+            let path = entry.expect("an entry").path();
+            if path.extension().is_some_and(|e| e == "json") {
+                let text = std::fs::read_to_string(&path).expect("readable");
+                assert!(check_splits(&text, 97) > 0, "{}", path.display());
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 6);
 }
 
 #[test]
