@@ -72,17 +72,16 @@ pub fn measure(graph: &Graph, tagging: &Tagging) -> Measure {
     let mut copies: Vec<ConstantCopy> = Vec::new();
     let mut copy_of: std::collections::HashMap<NodeId, usize> = std::collections::HashMap::new();
     for id in graph.ids() {
-        let node = graph.node(id);
         let here = tagging.partition(id);
-        if let (Some(p), OpKind::CallFunction) = (here, node.op) {
+        if let (Some(p), OpKind::CallFunction) = (here, graph.op(id)) {
             nodes[p as usize] += 1;
         }
-        for &q in &node.inputs {
+        for &q in &graph.node(id).inputs {
             let there = tagging.partition(q);
             if there == here {
                 continue;
             }
-            let tagged_data = graph.node(q).op == OpKind::Placeholder && there.is_some();
+            let tagged_data = graph.op(q) == OpKind::Placeholder && there.is_some();
             if tagged_data {
                 // A placeholder tagged elsewhere is copied here, not passed at run time.
                 let entry = *copy_of.entry(q).or_insert_with(|| {

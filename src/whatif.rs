@@ -304,11 +304,7 @@ impl Session {
 
 /// How `new` differs from `old`, both plans of `graph`. Linear in the graph, no per-node allocation.
 pub fn diff(graph: &Graph, old: &Plan, new: &Plan) -> PlanDiff {
-    let ops = || {
-        graph
-            .ids()
-            .filter(|&n| graph.node(n).op == OpKind::CallFunction)
-    };
+    let ops = || graph.ids().filter(|&n| graph.op(n) == OpKind::CallFunction);
     let (mut old_size, mut new_size) = (
         vec![0usize; old.tagging.partition_count()],
         vec![0usize; new.tagging.partition_count()],

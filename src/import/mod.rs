@@ -133,6 +133,7 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
     let options = options.apply_to(&Options::default());
     Ok(Graph {
         stock_partitions: tags.len(),
+        ops: nodes.iter().map(|n| n.op).collect(),
         nodes,
         roles,
         signature,

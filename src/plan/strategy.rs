@@ -262,18 +262,16 @@ fn blockers(
     no_input: &[bool],
 ) -> Vec<Option<Blocker>> {
     let mut blockers: Vec<Option<Blocker>> = graph
-        .nodes
+        .ops
         .iter()
         .zip(&request.supported)
         .zip(no_input)
-        .map(
-            |((node, &supported), &no_input)| match (node.op, supported) {
-                (OpKind::CallFunction, true) if no_input => Some(Blocker::NoInput),
-                (OpKind::CallFunction, true) => None,
-                (OpKind::CallFunction, false) => Some(Blocker::Unsupported),
-                _ => Some(Blocker::NotAnOp),
-            },
-        )
+        .map(|((&op, &supported), &no_input)| match (op, supported) {
+            (OpKind::CallFunction, true) if no_input => Some(Blocker::NoInput),
+            (OpKind::CallFunction, true) => None,
+            (OpKind::CallFunction, false) => Some(Blocker::Unsupported),
+            _ => Some(Blocker::NotAnOp),
+        })
         .collect();
     for &n in &request.on_cpu {
         if blockers[n.index()].is_none() {
@@ -382,7 +380,7 @@ fn inputless_partitions(
         let Some(p) = levels.partition[n.index()] else {
             continue;
         };
-        if graph.node(n).op != OpKind::CallFunction {
+        if graph.op(n) != OpKind::CallFunction {
             continue;
         }
         members[p as usize].push(n);
