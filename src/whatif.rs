@@ -233,10 +233,7 @@ impl Session {
         let analysis = analyse(&graph);
         let base = plan(&graph, &analysis, &base_request)?;
         let mut callers: HashMap<Symbol, Vec<NodeId>> = HashMap::new();
-        for id in graph
-            .ids()
-            .filter(|&n| graph.node(n).op == OpKind::CallFunction)
-        {
+        for id in graph.ids().filter(|&n| graph.op(n) == OpKind::CallFunction) {
             callers
                 .entry(graph.node(id).target.clone())
                 .or_default()

@@ -21,7 +21,7 @@ pub struct RawDocument {
     pub producer: Option<serde_json::Value>,
 }
 
-pub const DOCUMENT_FIELDS: &[&str] = &["schema", "nodes", "graph_signature", "options", "producer"];
+const DOCUMENT_FIELDS: &[&str] = &["schema", "nodes", "graph_signature", "options", "producer"];
 
 impl RawDocument {
     pub fn set(&mut self, field: Field) {
