@@ -7,6 +7,7 @@ pub mod analyse;
 pub mod api;
 pub mod build;
 pub mod check;
+pub mod cost;
 #[cfg(test)]
 mod fixtures;
 pub mod generate;

@@ -54,6 +54,11 @@ impl Tagging {
         Ok(Self::from_names(tags))
     }
 
+    /// Every node's partition id, in node order.
+    pub fn partitions(&self) -> &[Option<u32>] {
+        &self.of
+    }
+
     pub fn partition(&self, n: NodeId) -> Option<u32> {
         self.of[n.index()]
     }

@@ -3,10 +3,14 @@
 //! partitions. The result is a value, a [`Plan`], that can be checked, reported, diffed and applied.
 
 mod levels;
+mod search;
 mod strategy;
+
+pub use search::{Alternative, describe, human_bytes};
 
 use crate::analyse::{Analysis, DirectedGraph};
 use crate::check;
+use crate::cost::{CostEstimate, CostModel, Scratch, estimate};
 use crate::graph::{Graph, NodeId};
 use crate::measure::{Measure, measure};
 use crate::options::Options;
@@ -100,6 +104,8 @@ pub struct PlanRequest {
     pub supported: Vec<bool>,
     /// Nodes the caller keeps on CPU whatever their support.
     pub on_cpu: Vec<NodeId>,
+    /// The constants `auto` weighs plans by.
+    pub cost: CostModel,
     /// Run the independent checker on the plan and on the stock tagging.
     pub verify: bool,
 }
@@ -113,6 +119,7 @@ impl PlanRequest {
             buffer_strategies: Vec::new(),
             supported: graph.nodes.iter().map(|n| n.supported).collect(),
             on_cpu: Vec::new(),
+            cost: CostModel::default(),
             verify: true,
         }
     }
@@ -127,7 +134,7 @@ pub enum PlanError {
 }
 
 /// The decision for one mutable buffer.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct BufferDecision {
     pub buffer: String,
     pub placeholder: NodeId,
@@ -140,6 +147,11 @@ pub struct BufferDecision {
     pub rule: Option<RuleId>,
     /// The partition owning the state, for `state`.
     pub partition: Option<String>,
+    /// For `auto`: each strategy the options allow, with the whole plan's estimate had this
+    /// buffer's class taken it (the chosen one is the plan's own estimate).
+    pub alternatives: Vec<Alternative>,
+    /// For `auto`: how many buffers of the same shape were decided together (itself included).
+    pub class_size: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -148,6 +160,13 @@ pub struct Plan {
     pub tagging: Tagging,
     pub buffers: Vec<BufferDecision>,
     pub measure: Measure,
+    /// The cost model's constants and its estimate of this plan.
+    pub cost: CostModel,
+    pub estimate: CostEstimate,
+    /// The same model's estimate of the stock proposal the input carried.
+    pub stock_estimate: CostEstimate,
+    /// Candidate plans the `auto` search estimated.
+    pub candidates_estimated: usize,
     /// Partitions in the stock proposal the input carried.
     pub stock_partitions: usize,
     /// Why the planner chose what it chose, citing rules.
@@ -172,7 +191,8 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
         });
     }
     let requested = strategy::resolve_requests(graph, analysis, request)?;
-    let decided = strategy::decide(graph, analysis, request, &requested);
+    let searched = search::search(graph, analysis, request, &requested);
+    let decided = searched.decided;
     let tagging = tag_nodes(
         graph,
         analysis,
@@ -185,23 +205,35 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
         .iter()
         .zip(decided.outcomes)
         .zip(&requested)
-        .map(|((chain, outcome), &requested)| BufferDecision {
-            buffer: chain.buffer.clone(),
-            placeholder: chain.placeholder,
-            writer: chain.writer,
-            requested,
-            strategy: outcome.strategy,
-            partition: (outcome.strategy == Strategy::State).then(|| {
-                tagging
-                    .tag(chain.placeholder)
-                    .unwrap_or_default()
-                    .to_string()
-            }),
-            reason: outcome.reason,
-            rule: outcome.rule,
+        .zip(searched.alternatives.into_iter().zip(searched.class_size))
+        .map(|(((chain, outcome), &requested), (alternatives, class_size))| {
+            let (reason, rule) = match requested {
+                StrategyRequest::Auto => {
+                    search::explain(request, &outcome, &alternatives, class_size)
+                }
+                StrategyRequest::Fixed(_) => (outcome.reason.clone(), outcome.rule),
+            };
+            BufferDecision {
+                buffer: chain.buffer.clone(),
+                placeholder: chain.placeholder,
+                writer: chain.writer,
+                requested,
+                strategy: outcome.strategy,
+                partition: (outcome.strategy == Strategy::State).then(|| {
+                    tagging
+                        .tag(chain.placeholder)
+                        .unwrap_or_default()
+                        .to_string()
+                }),
+                reason,
+                rule,
+                alternatives,
+                class_size,
+            }
         })
         .collect();
     let mut decisions = decided.findings;
+    decisions.extend(searched.refusals);
     for b in &buffers {
         if let (Some(rule), StrategyRequest::Auto | StrategyRequest::Fixed(Strategy::State)) =
             (b.rule, b.requested)
@@ -219,9 +251,23 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
             decisions.push(f);
         }
     }
+    let stock = Tagging::stock(graph);
+    let stock_estimate = estimate(
+        graph,
+        &analysis.index,
+        &request.options,
+        &request.cost,
+        stock.partitions(),
+        stock.partition_count(),
+        &mut Scratch::default(),
+    );
     let mut plan = Plan {
         options: request.options.clone(),
         measure: measure(graph, &tagging),
+        cost: request.cost,
+        estimate: searched.estimate,
+        stock_estimate,
+        candidates_estimated: searched.evaluated,
         tagging,
         buffers,
         stock_partitions: graph.stock_partitions,
@@ -236,7 +282,6 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
             delegable[n.index()] = false;
         }
         plan.findings = check::verify_plan(graph, &plan, &delegable);
-        let stock = Tagging::stock(graph);
         plan.stock_findings = check::check(graph, &stock, &request.options, &request.supported);
     }
     Ok(plan)

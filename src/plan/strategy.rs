@@ -30,6 +30,29 @@ pub(super) struct Outcome {
     pub strategy: Strategy,
     pub reason: String,
     pub rule: Option<RuleId>,
+    /// Why a state was refused, when one was tried and demoted: the rule and the blocking fact.
+    pub state_refusal: Option<(RuleId, String)>,
+}
+
+impl Outcome {
+    fn new(strategy: Strategy, reason: String, rule: Option<RuleId>) -> Self {
+        Outcome {
+            strategy,
+            reason,
+            rule,
+            state_refusal: None,
+        }
+    }
+
+    /// A state given up: the chain runs on CPU, and the refusal is kept for the search's account.
+    fn refused(requested: StrategyRequest, rule: RuleId, why: String) -> Self {
+        Outcome {
+            strategy: Strategy::Cpu,
+            reason: format!("{} {why}; the whole chain runs on CPU", state_prefix(requested)),
+            rule: Some(rule),
+            state_refusal: Some((rule, why)),
+        }
+    }
 }
 
 pub(super) struct Decided {
@@ -69,42 +92,51 @@ pub(super) fn resolve_requests(
     Ok(requested)
 }
 
+/// Plans with each buffer's strategy as `assigned` (the request's own for a fixed request, the
+/// search's choice for `auto`): a state the options forbid, or that cannot be whole in one
+/// partition, is demoted to `cpu` with its reason, until the state groups contract without a cycle.
 pub(super) fn decide(
     graph: &Graph,
     analysis: &Analysis,
     request: &PlanRequest,
     requested: &[StrategyRequest],
+    assigned: &[Strategy],
 ) -> Decided {
     let options = &request.options;
     let mut outcomes: Vec<Outcome> = requested
         .iter()
-        .map(|r| {
+        .zip(assigned)
+        .map(|(r, &assigned)| {
             let asked = match r {
                 StrategyRequest::Auto => "",
                 StrategyRequest::Fixed(_) => "state was requested, but ",
             };
-            match r {
-                StrategyRequest::Fixed(Strategy::Cpu) => Outcome {
-                    strategy: Strategy::Cpu,
-                    reason: "cpu was requested: the whole chain runs on CPU and delegates read the buffer as a plain input".into(),
-                    rule: None,
-                },
-                StrategyRequest::Fixed(Strategy::Io) => Outcome {
-                    strategy: Strategy::Io,
-                    reason: "io was requested: delegates take the buffer as a plain input and return its new value, which the runtime writes back".into(),
-                    rule: None,
-                },
-                _ if !options.take_over_mutable_buffer => Outcome {
-                    strategy: Strategy::Cpu,
-                    reason: format!("{asked}take_over_mutable_buffer is off, so no delegate may own the buffer: its chain runs on CPU and delegates read it as a plain input"),
-                    rule: Some(RuleId::NoHiddenState),
-                },
-                _ if !options.target_allows_states() => Outcome {
-                    strategy: Strategy::Cpu,
-                    reason: format!("{asked}a Core ML state needs iOS18 or later and the minimum deployment target is {}: its chain runs on CPU", options.target_label()),
-                    rule: Some(RuleId::StateTarget),
-                },
-                _ => Outcome { strategy: Strategy::State, reason: String::new(), rule: Some(RuleId::StateWhole) },
+            match (r, assigned) {
+                (StrategyRequest::Fixed(Strategy::Cpu), _) => Outcome::new(
+                    Strategy::Cpu,
+                    "cpu was requested: the whole chain runs on CPU and delegates read the buffer as a plain input".into(),
+                    None,
+                ),
+                (StrategyRequest::Fixed(Strategy::Io), _) => Outcome::new(
+                    Strategy::Io,
+                    "io was requested: delegates take the buffer as a plain input and return its new value, which the runtime writes back".into(),
+                    None,
+                ),
+                (StrategyRequest::Auto, Strategy::Io | Strategy::Cpu) => {
+                    // The search explains its choice once it has made it.
+                    Outcome::new(assigned, String::new(), None)
+                }
+                _ if !options.take_over_mutable_buffer => Outcome::new(
+                    Strategy::Cpu,
+                    format!("{asked}take_over_mutable_buffer is off, so no delegate may own the buffer: its chain runs on CPU and delegates read it as a plain input"),
+                    Some(RuleId::NoHiddenState),
+                ),
+                _ if !options.target_allows_states() => Outcome::new(
+                    Strategy::Cpu,
+                    format!("{asked}a Core ML state needs iOS18 or later and the minimum deployment target is {}: its chain runs on CPU", options.target_label()),
+                    Some(RuleId::StateTarget),
+                ),
+                _ => Outcome::new(Strategy::State, String::new(), Some(RuleId::StateWhole)),
             }
         })
         .collect();
@@ -124,14 +156,7 @@ pub(super) fn decide(
                 .find_map(|&n| blockers[n.index()].map(|bl| (n, bl)));
             if let Some((node, blocker)) = blocked {
                 let (rule, why) = explain_blocker(graph, analysis, chain, node, blocker);
-                outcomes[b] = Outcome {
-                    strategy: Strategy::Cpu,
-                    reason: format!(
-                        "{} {why}; the whole chain runs on CPU",
-                        state_prefix(requested[b])
-                    ),
-                    rule: Some(rule),
-                };
+                outcomes[b] = Outcome::refused(requested[b], rule, why);
                 demoted = true;
             }
         }
@@ -225,14 +250,7 @@ pub(super) fn decide(
                     .nodes(cycle.path.iter().map(|&(n, _)| graph.name(n)))
                     .path(path),
                 );
-                outcomes[victim] = Outcome {
-                    strategy: Strategy::Cpu,
-                    reason: format!(
-                        "{} {why}; the whole chain runs on CPU",
-                        state_prefix(requested[victim])
-                    ),
-                    rule: Some(RuleId::Acyclic),
-                };
+                outcomes[victim] = Outcome::refused(requested[victim], RuleId::Acyclic, why);
             }
         }
     }

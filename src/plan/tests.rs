@@ -50,7 +50,7 @@ fn the_seed_at_ios18_keeps_the_whole_chain_as_one_state() {
 }
 
 #[test]
-fn take_over_off_moves_the_chain_to_cpu_and_tags_no_buffer() {
+fn take_over_off_passes_the_buffer_through_one_delegate_when_that_is_cheapest() {
     let g = load(&seed_graph());
     let p = plan_with(&g, |r| {
         ios18(r);
@@ -59,8 +59,40 @@ fn take_over_off_moves_the_chain_to_cpu_and_tags_no_buffer() {
     let b = &p.buffers[0];
     assert_eq!(
         (b.strategy, b.rule),
-        (Strategy::Cpu, Some(RuleId::NoHiddenState))
+        (Strategy::Io, Some(RuleId::NoHiddenState))
     );
+    // io keeps the one partition the state had; cpu would split it around the chain.
+    assert_eq!(tag(&g, &p, "b_cache"), None);
+    assert_eq!((p.measure.partitions.len(), p.measure.states()), (1, 0));
+    let weighed: Vec<(Strategy, usize)> = b
+        .alternatives
+        .iter()
+        .map(|a| (a.strategy, a.estimate.delegate_calls))
+        .collect();
+    assert_eq!(weighed, [(Strategy::Io, 1), (Strategy::Cpu, 2)]);
+    assert!(
+        b.reason.starts_with("take_over_mutable_buffer is off")
+            && b.reason.contains("io: 1 partition,")
+            && b.reason.contains("cpu: 2 partitions,")
+            && b.reason.ends_with("chose io"),
+        "{}",
+        b.reason
+    );
+    assert_eq!(p.estimate, b.alternatives[0].estimate);
+    // The plan says what was wrong with the stock proposal (nothing is tagged in the fixture).
+    assert!(p.stock_findings.is_empty());
+}
+
+#[test]
+fn cpu_moves_the_chain_off_the_delegate_and_splits_it() {
+    let g = load(&seed_graph());
+    let p = plan_with(&g, |r| {
+        ios18(r);
+        r.options.take_over_mutable_buffer = false;
+        r.strategy = StrategyRequest::Fixed(Strategy::Cpu);
+    });
+    assert_eq!(p.buffers[0].strategy, Strategy::Cpu);
+    assert!(p.buffers[0].alternatives.is_empty());
     for n in ["b_cache", "mul", "scatter0", "add", "copy", "scatter1"] {
         assert_eq!(tag(&g, &p, n), None, "{n}");
     }
@@ -71,46 +103,52 @@ fn take_over_off_moves_the_chain_to_cpu_and_tags_no_buffer() {
         (tag(&g, &p, "sum"), tag(&g, &p, "out")),
         (Some("tag1"), Some("tag1"))
     );
-    // The plan says what was wrong with the stock proposal (nothing is tagged in the fixture).
-    assert!(p.stock_findings.is_empty());
+}
+
+/// A 4 MB buffer updated between two delegated ops: under io it crosses into the one delegate and
+/// back out; under cpu only its new value crosses, into the second of two delegates.
+fn large_buffer_between_two_ops() -> Graph {
+    let mut b = BridgeBuilder::new();
+    b.user_input("x", &[1024])
+        .buffer("p_big", "big", &[1024, 1024])
+        .op("h", "aten.relu.default", &["x"], true)
+        .meta(&[1024], "float32")
+        .op("w", "aten.add.Tensor", &["p_big", "h"], true)
+        .meta(&[1024, 1024], "float32")
+        .op("y", "aten.sum.dim_IntList", &["w"], true)
+        .meta(&[1024], "float32")
+        .mutates("w", "big")
+        .output(&["y"]);
+    load(&b)
 }
 
 #[test]
-fn below_ios18_a_state_is_impossible() {
-    let g = load(&seed_graph());
-    for target in [None, Some(DeploymentTarget::Ios17)] {
-        let p = plan_with(&g, |r| r.options.minimum_deployment_target = target);
-        assert_eq!(
-            (p.buffers[0].strategy, p.buffers[0].rule),
-            (Strategy::Cpu, Some(RuleId::StateTarget))
-        );
-        assert!(p.buffers[0].reason.contains("iOS18"));
-    }
-}
-
-#[test]
-fn an_unsupported_op_in_the_chain_falls_back_to_cpu_naming_it() {
-    let g = load(&seed_graph());
+fn auto_chooses_cpu_when_bytes_are_costly_and_says_why() {
+    let g = large_buffer_between_two_ops();
     let p = plan_with(&g, |r| {
         ios18(r);
-        r.supported[g.find("copy").unwrap().index()] = false;
+        r.options.take_over_mutable_buffer = false;
+        r.cost.bytes_per_us = 100.0;
     });
     let b = &p.buffers[0];
-    assert_eq!(
-        (b.strategy, b.rule),
-        (Strategy::Cpu, Some(RuleId::Supported))
-    );
-    assert!(
-        b.reason
-            .contains("copy (aten.copy.default) in its chain is not supported"),
-        "{}",
-        b.reason
-    );
-    assert!(
-        p.decisions
-            .iter()
-            .any(|d| d.rule == RuleId::Supported && d.buffer.as_deref() == Some("cache"))
-    );
+    assert_eq!(b.strategy, Strategy::Cpu, "{}", b.reason);
+    let io = &b.alternatives[0];
+    let cpu = &b.alternatives[1];
+    assert_eq!((io.strategy, cpu.strategy), (Strategy::Io, Strategy::Cpu));
+    assert!(cpu.estimate.total_us < io.estimate.total_us);
+    assert_eq!((io.estimate.delegate_calls, cpu.estimate.delegate_calls), (1, 2));
+    // io: the old value in, the new value out; cpu: the new value into the second delegate.
+    assert_eq!(io.estimate.boundary_bytes, (8 << 20) + 4 * 1024 * 2);
+    assert_eq!(cpu.estimate.boundary_bytes, (4 << 20) + 4 * 1024 * 3);
+    assert!(b.reason.ends_with("chose cpu"), "{}", b.reason);
+    assert!(b.reason.contains("io: "), "{}", b.reason);
+    // Where bytes are cheap, the same graph keeps one delegate and passes the buffer through.
+    let p = plan_with(&g, |r| {
+        ios18(r);
+        r.options.take_over_mutable_buffer = false;
+        r.cost.bytes_per_us = 1e6;
+    });
+    assert_eq!(p.buffers[0].strategy, Strategy::Io, "{}", p.buffers[0].reason);
 }
 
 #[test]
@@ -197,8 +235,8 @@ fn crossed_states() -> Graph {
 fn crossed_states_refuse_one_merge_and_explain_the_path() {
     let g = crossed_states();
     let p = plan_with(&g, ios18);
-    let strategies: Vec<Strategy> = p.buffers.iter().map(|b| b.strategy).collect();
-    assert_eq!(strategies, [Strategy::State, Strategy::Cpu]);
+    assert_eq!(p.buffers[0].strategy, Strategy::State);
+    assert_ne!(p.buffers[1].strategy, Strategy::State);
     assert_eq!(p.buffers[1].rule, Some(RuleId::Acyclic));
     let refusal = p
         .decisions

@@ -42,9 +42,26 @@ fn no_change_is_no_difference() {
 fn take_over_off_loses_the_state_and_moves_the_chain() {
     let s = session(load(&seed_graph()));
     assert_eq!(s.base.measure.states(), 1);
+    // auto passes the buffer through the one delegate: the state is lost, nothing moves, and the
+    // buffer now crosses in and out.
     let d = ask(&s, &[Change::TakeOverMutableBuffer(false)]).diff;
     assert_eq!(d.states_lost, ["cache"]);
-    assert!(d.states_gained.is_empty());
+    assert!(d.states_gained.is_empty() && d.nodes_moved.is_empty());
+    assert_eq!((d.delegate_calls, d.delegated_nodes), (0, 0));
+    assert!(d.boundary_bytes > 0);
+    // Asked to run the chain on CPU, it leaves the delegate.
+    let d = ask(
+        &s,
+        &[
+            Change::TakeOverMutableBuffer(false),
+            Change::Strategy {
+                buffer: None,
+                strategy: StrategyRequest::Fixed(Strategy::Cpu),
+            },
+        ],
+    )
+    .diff;
+    assert_eq!(d.states_lost, ["cache"]);
     // The chain leaves the delegate; `unsq` stays delegated but in a call of its own, apart from the
     // partition that inherits the old one's `sum` and `out`.
     assert_eq!(

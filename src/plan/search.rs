@@ -1,0 +1,379 @@
+//! `auto`: choose each buffer's strategy among those the options allow by the cost model's
+//! estimate of the whole plan. Buffers interact (one chain on CPU splits the partitions every other
+//! value crosses), so every candidate is planned whole and estimated whole.
+//!
+//! The search starts from the best uniform assignment (all `state` where allowed, all `io`, all
+//! `cpu`), so its result is never estimated above any of them. It then moves one class of
+//! interchangeable buffers at a time (same kind, size, chain length and writer op: the KV caches of
+//! every layer, say) to another strategy, keeping a move that lowers the estimate, until no move
+//! does. Moving a class rather than a buffer is what finds "every layer's cache on CPU" even when
+//! splitting at one layer alone never pays. Each candidate plan costs one O(V + E) planning pass.
+
+use super::strategy::{self, Decided};
+use super::{PlanRequest, Strategy, StrategyRequest};
+use crate::analyse::{Analysis, BufferChain};
+use crate::cost::{CostEstimate, Scratch, estimate};
+use crate::graph::Graph;
+use crate::rules::{Finding, RuleId};
+use std::collections::HashMap;
+
+/// One strategy for a buffer's class, everything else as chosen: what the whole plan would cost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Alternative {
+    pub strategy: Strategy,
+    pub estimate: CostEstimate,
+    /// Set when `state` was tried and could not be kept: the rule and the blocking fact.
+    pub refused: Option<(RuleId, String)>,
+}
+
+/// What the search settled on.
+pub(super) struct Searched {
+    pub decided: Decided,
+    pub estimate: CostEstimate,
+    /// Per buffer: the alternatives weighed for it (empty for a fixed request).
+    pub alternatives: Vec<Vec<Alternative>>,
+    /// Per buffer: how many buffers were decided together with it (its class), 0 for fixed.
+    pub class_size: Vec<usize>,
+    /// Refused merges of states the chosen plan does not keep: the findings (with their cycle
+    /// paths) of the candidate that tried them, so that the refusal is explained either way.
+    pub refusals: Vec<Finding>,
+    /// Candidate plans the search estimated.
+    pub evaluated: usize,
+}
+
+/// At most this many passes over the classes: each kept move lowers the estimate, so the search
+/// ends anyway; the bound keeps pathological graphs linear in practice.
+const MAX_PASSES: usize = 8;
+
+struct Evaluation {
+    decided: Decided,
+    estimate: CostEstimate,
+}
+
+struct Evaluator<'a> {
+    graph: &'a Graph,
+    analysis: &'a Analysis,
+    request: &'a PlanRequest,
+    requested: &'a [StrategyRequest],
+    memo: HashMap<Vec<Strategy>, Evaluation>,
+    scratch: Scratch,
+}
+
+impl Evaluator<'_> {
+    fn evaluate(&mut self, assigned: &[Strategy]) -> Evaluation {
+        let decided = strategy::decide(
+            self.graph,
+            self.analysis,
+            self.request,
+            self.requested,
+            assigned,
+        );
+        let estimate = estimate(
+            self.graph,
+            &self.analysis.index,
+            &self.request.options,
+            &self.request.cost,
+            &decided.partition,
+            decided.partition_count as usize,
+            &mut self.scratch,
+        );
+        Evaluation { decided, estimate }
+    }
+
+    fn get(&mut self, assigned: &[Strategy]) -> &Evaluation {
+        if !self.memo.contains_key(assigned) {
+            let e = self.evaluate(assigned);
+            self.memo.insert(assigned.to_vec(), e);
+        }
+        &self.memo[assigned]
+    }
+
+    /// The evaluation of `assigned`, out of the memo.
+    fn take(&mut self, assigned: &[Strategy]) -> Evaluation {
+        match self.memo.remove(assigned) {
+            Some(e) => e,
+            None => self.evaluate(assigned),
+        }
+    }
+}
+
+/// Interchangeable buffers: same kind, size, chain length and writer op.
+fn class_key(graph: &Graph, chain: &BufferChain) -> (bool, Option<u64>, usize, String) {
+    (
+        chain.kind == crate::analyse::MutationKind::Slice,
+        graph.node(chain.placeholder).meta.bytes(),
+        chain.chain.len(),
+        graph.node(chain.writer).target.to_string(),
+    )
+}
+
+pub(super) fn search(
+    graph: &Graph,
+    analysis: &Analysis,
+    request: &PlanRequest,
+    requested: &[StrategyRequest],
+) -> Searched {
+    let options = &request.options;
+    let states_allowed = options.take_over_mutable_buffer && options.target_allows_states();
+    let auto: Vec<bool> = requested
+        .iter()
+        .map(|r| *r == StrategyRequest::Auto)
+        .collect();
+    let mut eval = Evaluator {
+        graph,
+        analysis,
+        request,
+        requested,
+        memo: HashMap::new(),
+        scratch: Scratch::default(),
+    };
+    let start: Vec<Strategy> = requested
+        .iter()
+        .map(|r| match r {
+            StrategyRequest::Fixed(s) => *s,
+            StrategyRequest::Auto if states_allowed => Strategy::State,
+            StrategyRequest::Auto => Strategy::Io,
+        })
+        .collect();
+    // With take-over on, a buffer that can be a state stays one; the search weighs io against cpu
+    // for the rest. What kept the others from being states is the first plan's account.
+    let first = &eval.get(&start).decided;
+    let kept: Vec<bool> = (0..requested.len())
+        .map(|b| states_allowed && auto[b] && first.outcomes[b].strategy == Strategy::State)
+        .collect();
+    let state_refusals: Vec<Option<(RuleId, String)>> = first
+        .outcomes
+        .iter()
+        .map(|o| o.state_refusal.clone())
+        .collect();
+    let searched: Vec<bool> = (0..requested.len())
+        .map(|b| auto[b] && !kept[b])
+        .collect();
+    let mut refusals: Vec<Finding> = first
+        .findings
+        .iter()
+        .filter(|f| {
+            f.buffer.as_deref().is_some_and(|name| {
+                (0..requested.len()).any(|b| searched[b] && analysis.buffers[b].buffer == name)
+            })
+        })
+        .cloned()
+        .collect();
+    // The first plan itself, in effect: refused states are on CPU there.
+    let mut best: Vec<Strategy> = start
+        .iter()
+        .zip(&first.outcomes)
+        .zip(&searched)
+        .map(|((&s, o), &searched)| if searched { o.strategy } else { s })
+        .collect();
+    // A candidate that gives up a kept state is not a choice.
+    let keeps_states = |e: &Evaluation| {
+        (0..requested.len()).all(|b| !kept[b] || e.decided.outcomes[b].strategy == Strategy::State)
+    };
+    let cost = |eval: &mut Evaluator, candidate: &[Strategy]| {
+        let e = eval.get(candidate);
+        if keeps_states(e) {
+            e.estimate.total_us
+        } else {
+            f64::INFINITY
+        }
+    };
+    // Classes of searched buffers, in order of their first member.
+    let mut class_of_key: HashMap<_, usize> = HashMap::new();
+    let mut classes: Vec<Vec<usize>> = Vec::new();
+    for (b, chain) in analysis.buffers.iter().enumerate() {
+        if searched[b] {
+            let next = classes.len();
+            let c = *class_of_key
+                .entry(class_key(graph, chain))
+                .or_insert(next);
+            if c == next {
+                classes.push(Vec::new());
+            }
+            classes[c].push(b);
+        }
+    }
+    let all_searched: Vec<usize> = classes.iter().flatten().copied().collect();
+    let with = |base: &[Strategy], members: &[usize], s: Strategy| {
+        let mut candidate = base.to_vec();
+        for &b in members {
+            candidate[b] = s;
+        }
+        candidate
+    };
+    const CHOICES: [Strategy; 2] = [Strategy::Io, Strategy::Cpu];
+    if !classes.is_empty() {
+        // The uniform assignments first (io wins a tie), then one class at a time.
+        for s in CHOICES {
+            let candidate = with(&best, &all_searched, s);
+            if cost(&mut eval, &candidate) < cost(&mut eval, &best) {
+                best = candidate;
+            }
+        }
+        for _ in 0..MAX_PASSES {
+            let mut improved = false;
+            for members in &classes {
+                for s in CHOICES {
+                    if members.iter().all(|&b| best[b] == s) {
+                        continue;
+                    }
+                    let candidate = with(&best, members, s);
+                    if cost(&mut eval, &candidate) < cost(&mut eval, &best) {
+                        best = candidate;
+                        improved = true;
+                    }
+                }
+            }
+            if !improved {
+                break;
+            }
+        }
+    }
+    // Each class's alternatives against the chosen plan: the last pass estimated them already.
+    let mut alternatives = vec![Vec::new(); requested.len()];
+    let mut class_size = vec![0; requested.len()];
+    for members in &classes {
+        for &b in members {
+            class_size[b] = members.len();
+            if states_allowed {
+                alternatives[b].push(Alternative {
+                    strategy: Strategy::State,
+                    estimate: eval.memo[&start].estimate,
+                    refused: state_refusals[b].clone(),
+                });
+            }
+        }
+        for s in CHOICES {
+            let candidate = with(&best, members, s);
+            let e = eval.get(&candidate);
+            let lost = (0..requested.len())
+                .find(|&k| kept[k] && e.decided.outcomes[k].strategy != Strategy::State);
+            let refused = lost.map(|k| {
+                let (rule, why) = e.decided.outcomes[k]
+                    .state_refusal
+                    .clone()
+                    .unwrap_or((RuleId::StateWhole, String::new()));
+                let buffer = &analysis.buffers[k].buffer;
+                (rule, format!("it would cost {buffer} its state ({why})"))
+            });
+            for &b in members {
+                alternatives[b].push(Alternative {
+                    strategy: s,
+                    estimate: e.estimate,
+                    refused: refused.clone(),
+                });
+            }
+        }
+    }
+    let evaluated = eval.memo.len();
+    let chosen = eval.take(&best);
+    if best == start {
+        refusals.clear();
+    }
+    Searched {
+        decided: chosen.decided,
+        estimate: chosen.estimate,
+        alternatives,
+        class_size,
+        refusals,
+        evaluated,
+    }
+}
+
+/// The account of one `auto` buffer's decision: why a state was or was not possible, then every
+/// alternative with its estimate, and the choice. `outcome` is the chosen plan's for this buffer.
+pub(super) fn explain(
+    request: &PlanRequest,
+    outcome: &strategy::Outcome,
+    alternatives: &[Alternative],
+    class_size: usize,
+) -> (String, Option<RuleId>) {
+    let options = &request.options;
+    let refusal = alternatives
+        .iter()
+        .find(|a| a.strategy == Strategy::State)
+        .and_then(|a| a.refused.as_ref());
+    let (why, rule) = if !options.take_over_mutable_buffer {
+        (
+            "take_over_mutable_buffer is off, so no delegate may own the buffer as a state"
+                .to_string(),
+            Some(RuleId::NoHiddenState),
+        )
+    } else if !options.target_allows_states() {
+        (
+            format!(
+                "a Core ML state needs iOS18 or later and the minimum deployment target is {}",
+                options.target_label()
+            ),
+            Some(RuleId::StateTarget),
+        )
+    } else if outcome.strategy == Strategy::State {
+        return (
+            format!(
+                "{}; take-over on keeps a state wherever one is possible",
+                outcome.reason
+            ),
+            Some(RuleId::StateWhole),
+        );
+    } else if let Some((rule, why)) = refusal {
+        (format!("cannot be a Core ML state: {why}"), Some(*rule))
+    } else {
+        (
+            "no Core ML state could be kept".to_string(),
+            None,
+        )
+    };
+    let weighed: Vec<String> = alternatives
+        .iter()
+        .map(|a| match &a.refused {
+            Some(_) if a.strategy == Strategy::State => "state: impossible".to_string(),
+            Some((_, why)) => format!("{}: not taken, {why}", a.strategy),
+            None => format!("{}: {}", a.strategy, describe(&a.estimate)),
+        })
+        .collect();
+    let with = match class_size {
+        0 | 1 => String::new(),
+        n => format!(", together with the {} other buffer(s) of its shape", n - 1),
+    };
+    (
+        format!(
+            "{why}; estimated per step, {}; chose {}{with}",
+            weighed.join("; "),
+            outcome.strategy
+        ),
+        rule,
+    )
+}
+
+/// `17 partitions, 250 KB crossing, 12 CPU ops: 3,512 µs`.
+pub fn describe(e: &CostEstimate) -> String {
+    let unknown = match e.unsized_values {
+        0 => String::new(),
+        n => format!(" (+{n} of unknown size)"),
+    };
+    format!(
+        "{} partition{}, {} crossing{unknown}, {} CPU op{}: {:.0} µs",
+        e.delegate_calls,
+        if e.delegate_calls == 1 { "" } else { "s" },
+        human_bytes(e.boundary_bytes),
+        e.cpu_ops,
+        if e.cpu_ops == 1 { "" } else { "s" },
+        e.total_us
+    )
+}
+
+/// Bytes in the largest unit (B, KB, MB, GB: powers of 1000) that keeps the number at least 1.
+pub fn human_bytes(bytes: u64) -> String {
+    let units = ["B", "KB", "MB", "GB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1000.0 && unit + 1 < units.len() {
+        value /= 1000.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", units[unit])
+    }
+}
