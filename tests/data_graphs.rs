@@ -90,6 +90,34 @@ fn every_graph_plans_under_every_option_set() {
     }
 }
 
+/// What `export_llm` runs: take-over off, the default cost constants. No graph may get more delegate
+/// calls than its stock proposal (the distinct tags the document carries), and none a state.
+#[test]
+fn with_take_over_off_every_graph_plans_no_worse_than_its_stock_proposal() {
+    for (name, g) in all_graphs() {
+        let mut r = PlanRequest::new(&g);
+        r.options.take_over_mutable_buffer = false;
+        let p = plan(&g, &analyse(&g), &r).unwrap();
+        let stock = Tagging::stock(&g).partition_count();
+        assert!(
+            p.measure.partitions.len() <= stock,
+            "{name}: {} partitions against stock's {stock}",
+            p.measure.partitions.len()
+        );
+        assert_eq!(p.measure.states(), 0, "{name}");
+        // The independent checker, run on the plan's tags as on any tagging.
+        let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
+        let broken = violated(&check(&g, &p.tagging, &r.options, &supported));
+        assert!(broken.is_empty(), "{name}: {broken:?}");
+        // Every buffer's account names both strategies weighed and their estimates.
+        for b in &p.buffers {
+            let weighed: Vec<Strategy> = b.alternatives.iter().map(|a| a.strategy).collect();
+            assert_eq!(weighed, [Strategy::Io, Strategy::Cpu], "{name}");
+            assert!(b.reason.contains(" µs; cpu: "), "{name}: {}", b.reason);
+        }
+    }
+}
+
 #[test]
 fn the_seed_chain_is_found_from_the_signature() {
     for g in each_version("seed_slice_ios18.json") {
@@ -138,7 +166,7 @@ fn executorch_1_4_with_take_over_off_hides_a_state_and_1_5_does_not() {
         let p = plan(&g, &analyse(&g), &PlanRequest::new(&g)).unwrap();
         assert_eq!(
             (p.buffers[0].strategy, p.violations().count()),
-            (Strategy::Cpu, 0)
+            (Strategy::Io, 0)
         );
     }
 }
@@ -194,7 +222,7 @@ fn the_writer_untagged_tagging_is_a_cycle_with_its_path_and_the_plan_fixes_it() 
         let want = if take_over {
             Strategy::State
         } else {
-            Strategy::Cpu
+            Strategy::Io
         };
         assert_eq!(p.buffers[0].strategy, want);
         assert!(violated(&p.stock_findings).contains(&RuleId::Acyclic));
@@ -240,16 +268,17 @@ fn qwen3_5_on_executorch_1_5_stock_stale_copies_and_the_plan() {
             .all(|b| b.ends_with("conv_state") || b.ends_with("recurrent_state"))
     );
     // The plan keeps 12 KV caches and 18 conv states; the recurrent states run through
-    // llama.gated_delta_rule, which Core ML cannot run, so their chains go to CPU.
+    // llama.gated_delta_rule, which Core ML cannot run, so they cannot be states: they pass through
+    // the delegates (io), which the model estimates cheaper than their chains on CPU.
     let p = plan_of(&g, true);
     assert_eq!(
         (
             strategies(&p, Strategy::State),
-            strategies(&p, Strategy::Cpu)
+            strategies(&p, Strategy::Io)
         ),
         (30, 18)
     );
-    for b in p.buffers.iter().filter(|b| b.strategy == Strategy::Cpu) {
+    for b in p.buffers.iter().filter(|b| b.strategy != Strategy::State) {
         assert!(
             b.buffer.ends_with("recurrent_state") && b.reason.contains("llama.gated_delta_rule"),
             "{b:?}"
@@ -292,13 +321,26 @@ fn qwen3_5_on_executorch_1_4_with_take_over_off_hides_36_states_and_the_plan_non
         found.iter().filter_map(|f| f.buffer.as_deref()).collect();
     assert_eq!(hidden.len(), 36);
     let p = plan_of(&g, false);
-    assert_eq!((p.measure.states(), strategies(&p, Strategy::Cpu)), (0, 48));
-    // The price of `cpu`: each layer's chains split the delegate. `io` keeps them delegated.
+    assert_eq!((p.measure.states(), strategies(&p, Strategy::Io)), (0, 48));
+    assert_eq!(p.measure.partitions.len(), 1);
+    // The price of `cpu`: each layer's chains split the delegate, which auto weighed and refused.
     let mut r = PlanRequest::new(&g);
-    r.strategy = StrategyRequest::Fixed(Strategy::Io);
-    let io = plan(&g, &analyse(&g), &r).unwrap();
-    assert_eq!((io.violations().count(), io.measure.states()), (0, 0));
-    assert!(io.measure.partitions.len() < p.measure.partitions.len());
+    r.strategy = StrategyRequest::Fixed(Strategy::Cpu);
+    let cpu = plan(&g, &analyse(&g), &r).unwrap();
+    assert_eq!((cpu.violations().count(), cpu.measure.states()), (0, 0));
+    assert_eq!(cpu.measure.partitions.len(), 43);
+    assert!(p.estimate.total_us < cpu.estimate.total_us);
+    // Each class of buffers on CPU alone would already split the delegate.
+    for b in &p.buffers {
+        let [io, cpu] = &b.alternatives[..] else {
+            panic!("{b:?}")
+        };
+        assert!(
+            io.estimate.delegate_calls < cpu.estimate.delegate_calls,
+            "{b:?}"
+        );
+        assert!(b.reason.contains("chose io"), "{}", b.reason);
+    }
     // With take-over on, 1.4 keeps all 48 buffers as states in one partition, and so does the plan.
     let on = load("executorch-1.4.0/qwen3_5_0_8b_takeover_on_ios18.json");
     assert!(violated(&stock_check(&on, &on.options)).is_empty());

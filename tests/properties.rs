@@ -6,6 +6,7 @@ mod common;
 use common::{Rng, random_graph};
 use partition_planner::analyse::{DirectedGraph, analyse};
 use partition_planner::check::check;
+use partition_planner::cost::CostModel;
 use partition_planner::graph::{Graph, OpKind};
 use partition_planner::import::parse_graph;
 use partition_planner::options::{DeploymentTarget, Options};
@@ -157,6 +158,80 @@ proptest! {
     }
 }
 
+/// Random options and cost constants, every buffer on auto.
+fn random_auto_request(graph: &Graph, seed: u64) -> PlanRequest {
+    let mut rng = Rng::new(seed ^ 0x5EED);
+    let mut r = PlanRequest::new(graph);
+    r.options.take_over_mutable_buffer = rng.chance(50);
+    r.options.minimum_deployment_target = *rng.pick(&[
+        None,
+        Some(DeploymentTarget::Ios17),
+        Some(DeploymentTarget::Ios18),
+    ]);
+    r.cost = CostModel {
+        call_overhead_us: *rng.pick(&[0.0, 1.0, 50.0, 200.0, 5000.0]),
+        bytes_per_us: *rng.pick(&[0.5, 10.0, 1000.0, 1e6]),
+        cpu_op_us: *rng.pick(&[0.0, 1.0, 5.0, 300.0]),
+    };
+    r.verify = false;
+    r
+}
+
+fn estimate_with(
+    graph: &Graph,
+    analysis: &partition_planner::analyse::Analysis,
+    request: &PlanRequest,
+    strategy_of: impl Fn(usize) -> Strategy,
+) -> f64 {
+    let mut r = request.clone();
+    r.buffer_strategies = graph
+        .signature
+        .mutable_buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.buffer.clone(), StrategyRequest::Fixed(strategy_of(i))))
+        .collect();
+    plan(graph, analysis, &r).expect("plans").estimate.total_us
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    /// auto's plan is never estimated above a uniform assignment: all io, all cpu, all state where
+    /// allowed. With take-over on, a buffer that can be a state stays one, so there the uniform io
+    /// and cpu assignments are over the buffers that are not states.
+    #[test]
+    fn auto_is_never_estimated_above_a_uniform_assignment(seed in any::<u64>(), size in 1usize..40) {
+        let generated = random_graph(seed, size);
+        let graph = parse_graph(&generated.builder.to_json()).expect("generated graphs import");
+        let analysis = analyse(&graph);
+        let request = random_auto_request(&graph, seed);
+        let auto = plan(&graph, &analysis, &request).expect("plans");
+        let chosen = auto.estimate.total_us;
+        let kept: Vec<bool> = auto.buffers.iter().map(|b| b.strategy == Strategy::State).collect();
+        let slack = 1e-6 * chosen.max(1.0);
+        for uniform in [Strategy::Io, Strategy::Cpu] {
+            let other = estimate_with(&graph, &analysis, &request, |i| {
+                if kept[i] { Strategy::State } else { uniform }
+            });
+            prop_assert!(chosen <= other + slack, "{}: auto {chosen} > all {uniform} {other}", generated.description);
+        }
+        let states_allowed = request.options.take_over_mutable_buffer && request.options.target_allows_states();
+        if states_allowed {
+            let other = estimate_with(&graph, &analysis, &request, |_| Strategy::State);
+            prop_assert!(chosen <= other + slack, "{}: auto {chosen} > all state {other}", generated.description);
+        } else {
+            prop_assert!(kept.iter().all(|k| !k));
+        }
+        // The estimate is the plan's own: the tagging's, measured the same way.
+        prop_assert_eq!(
+            auto.estimate.delegate_calls,
+            auto.measure.partitions.len()
+        );
+        prop_assert_eq!(auto.estimate.boundary_bytes, auto.measure.boundary_bytes());
+    }
+}
+
 #[test]
 fn a_chain_of_a_million_nodes_plans_without_overflowing_the_stack() {
     let n = 1_000_000;
@@ -181,15 +256,16 @@ fn a_chain_of_a_million_nodes_plans_without_overflowing_the_stack() {
     let mut request = PlanRequest::new(&graph);
     let planned = plan(&graph, &analysis, &request).expect("plans");
     assert_eq!(planned.violations().count(), 0);
-    // An unsupported op every 1000 nodes: the chain cannot be a state, and 1000 runs remain.
-    assert_eq!(planned.buffers[0].strategy, Strategy::Cpu);
-    assert_eq!(planned.measure.partitions.len(), 0);
+    // An unsupported op every 1000 nodes: the chain cannot be a state, and 1000 runs remain, which
+    // the model estimates cheaper than a million ops on CPU.
+    assert_eq!(planned.buffers[0].strategy, Strategy::Io);
+    assert_eq!(planned.measure.partitions.len(), 1000);
     request
         .buffer_strategies
-        .push(("buf".into(), StrategyRequest::Fixed(Strategy::Io)));
+        .push(("buf".into(), StrategyRequest::Fixed(Strategy::Cpu)));
     let planned = plan(&graph, &analysis, &request).expect("plans");
     assert_eq!(planned.violations().count(), 0);
-    assert_eq!(planned.measure.partitions.len(), 1000);
+    assert_eq!(planned.measure.partitions.len(), 0);
 }
 
 /// The generator reaches every kind of decision often enough for the property above to mean something.

@@ -206,31 +206,33 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
         .zip(decided.outcomes)
         .zip(&requested)
         .zip(searched.alternatives.into_iter().zip(searched.class_size))
-        .map(|(((chain, outcome), &requested), (alternatives, class_size))| {
-            let (reason, rule) = match requested {
-                StrategyRequest::Auto => {
-                    search::explain(request, &outcome, &alternatives, class_size)
+        .map(
+            |(((chain, outcome), &requested), (alternatives, class_size))| {
+                let (reason, rule) = match requested {
+                    StrategyRequest::Auto => {
+                        search::explain(request, &outcome, &alternatives, class_size)
+                    }
+                    StrategyRequest::Fixed(_) => (outcome.reason.clone(), outcome.rule),
+                };
+                BufferDecision {
+                    buffer: chain.buffer.clone(),
+                    placeholder: chain.placeholder,
+                    writer: chain.writer,
+                    requested,
+                    strategy: outcome.strategy,
+                    partition: (outcome.strategy == Strategy::State).then(|| {
+                        tagging
+                            .tag(chain.placeholder)
+                            .unwrap_or_default()
+                            .to_string()
+                    }),
+                    reason,
+                    rule,
+                    alternatives,
+                    class_size,
                 }
-                StrategyRequest::Fixed(_) => (outcome.reason.clone(), outcome.rule),
-            };
-            BufferDecision {
-                buffer: chain.buffer.clone(),
-                placeholder: chain.placeholder,
-                writer: chain.writer,
-                requested,
-                strategy: outcome.strategy,
-                partition: (outcome.strategy == Strategy::State).then(|| {
-                    tagging
-                        .tag(chain.placeholder)
-                        .unwrap_or_default()
-                        .to_string()
-                }),
-                reason,
-                rule,
-                alternatives,
-                class_size,
-            }
-        })
+            },
+        )
         .collect();
     let mut decisions = decided.findings;
     decisions.extend(searched.refusals);

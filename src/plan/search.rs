@@ -146,9 +146,7 @@ pub(super) fn search(
         .iter()
         .map(|o| o.state_refusal.clone())
         .collect();
-    let searched: Vec<bool> = (0..requested.len())
-        .map(|b| auto[b] && !kept[b])
-        .collect();
+    let searched: Vec<bool> = (0..requested.len()).map(|b| auto[b] && !kept[b]).collect();
     let mut refusals: Vec<Finding> = first
         .findings
         .iter()
@@ -184,9 +182,7 @@ pub(super) fn search(
     for (b, chain) in analysis.buffers.iter().enumerate() {
         if searched[b] {
             let next = classes.len();
-            let c = *class_of_key
-                .entry(class_key(graph, chain))
-                .or_insert(next);
+            let c = *class_of_key.entry(class_key(graph, chain)).or_insert(next);
             if c == next {
                 classes.push(Vec::new());
             }
@@ -318,10 +314,7 @@ pub(super) fn explain(
     } else if let Some((rule, why)) = refusal {
         (format!("cannot be a Core ML state: {why}"), Some(*rule))
     } else {
-        (
-            "no Core ML state could be kept".to_string(),
-            None,
-        )
+        ("no Core ML state could be kept".to_string(), None)
     };
     let weighed: Vec<String> = alternatives
         .iter()

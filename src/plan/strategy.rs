@@ -48,7 +48,10 @@ impl Outcome {
     fn refused(requested: StrategyRequest, rule: RuleId, why: String) -> Self {
         Outcome {
             strategy: Strategy::Cpu,
-            reason: format!("{} {why}; the whole chain runs on CPU", state_prefix(requested)),
+            reason: format!(
+                "{} {why}; the whole chain runs on CPU",
+                state_prefix(requested)
+            ),
             rule: Some(rule),
             state_refusal: Some((rule, why)),
         }

@@ -136,7 +136,10 @@ fn auto_chooses_cpu_when_bytes_are_costly_and_says_why() {
     let cpu = &b.alternatives[1];
     assert_eq!((io.strategy, cpu.strategy), (Strategy::Io, Strategy::Cpu));
     assert!(cpu.estimate.total_us < io.estimate.total_us);
-    assert_eq!((io.estimate.delegate_calls, cpu.estimate.delegate_calls), (1, 2));
+    assert_eq!(
+        (io.estimate.delegate_calls, cpu.estimate.delegate_calls),
+        (1, 2)
+    );
     // io: the old value in, the new value out; cpu: the new value into the second delegate.
     assert_eq!(io.estimate.boundary_bytes, (8 << 20) + 4 * 1024 * 2);
     assert_eq!(cpu.estimate.boundary_bytes, (4 << 20) + 4 * 1024 * 3);
@@ -148,7 +151,12 @@ fn auto_chooses_cpu_when_bytes_are_costly_and_says_why() {
         r.options.take_over_mutable_buffer = false;
         r.cost.bytes_per_us = 1e6;
     });
-    assert_eq!(p.buffers[0].strategy, Strategy::Io, "{}", p.buffers[0].reason);
+    assert_eq!(
+        p.buffers[0].strategy,
+        Strategy::Io,
+        "{}",
+        p.buffers[0].reason
+    );
 }
 
 #[test]
