@@ -3,6 +3,7 @@
 
 use crate::analyse::analyse;
 use crate::check::check;
+use crate::cost::CostOverrides;
 use crate::graph::Graph;
 use crate::import::{ImportError, parse_graph};
 use crate::manifest::{Manifest, manifest};
@@ -23,6 +24,9 @@ pub struct Overrides {
     /// `state`, `cpu`, `io` or `auto` for every buffer, or `BUFFER=STRATEGY` for one; in order.
     #[serde(default)]
     pub strategies: Vec<String>,
+    /// Cost constants replacing the defaults (docs/cost.md).
+    #[serde(default)]
+    pub cost: CostOverrides,
 }
 
 impl Overrides {
@@ -33,6 +37,10 @@ impl Overrides {
     pub fn request(&self, graph: &Graph) -> Result<PlanRequest, ApiError> {
         let mut request = PlanRequest::new(graph);
         request.options = self.options(graph);
+        self.cost
+            .validate()
+            .map_err(|e| ApiError::Usage(e.to_string()))?;
+        request.cost = self.cost.apply_to(&request.cost);
         for s in &self.strategies {
             match parse_strategy_spec(s).map_err(ApiError::Usage)? {
                 (Some(buffer), r) => request.buffer_strategies.push((buffer, r)),

@@ -110,6 +110,15 @@ impl CostOverrides {
         Ok(())
     }
 
+    /// These constants with every one `later` gives replacing them.
+    pub fn then(self, later: CostOverrides) -> CostOverrides {
+        CostOverrides {
+            call_overhead_us: later.call_overhead_us.or(self.call_overhead_us),
+            bytes_per_us: later.bytes_per_us.or(self.bytes_per_us),
+            cpu_op_us: later.cpu_op_us.or(self.cpu_op_us),
+        }
+    }
+
     /// `base` with every constant given here replacing its own.
     pub fn apply_to(&self, base: &CostModel) -> CostModel {
         CostModel {
@@ -153,6 +162,10 @@ pub struct CostEstimate {
 }
 
 impl CostEstimate {
+    /// The same counts weighed by other constants (what-if compares two plans under one model).
+    pub fn weighed(&self, model: &CostModel) -> f64 {
+        self.call_us(model) + self.transfer_us(model) + self.cpu_us(model)
+    }
     pub fn call_us(&self, model: &CostModel) -> f64 {
         self.delegate_calls as f64 * model.call_overhead_us
     }
@@ -219,7 +232,7 @@ pub fn estimate(
             }
         }
     }
-    out.total_us = out.call_us(model) + out.transfer_us(model) + out.cpu_us(model);
+    out.total_us = out.weighed(model);
     out
 }
 

@@ -4,6 +4,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use partition_planner::api::{Overrides, check_document, plan_document};
+use partition_planner::cost::CostOverrides;
 use partition_planner::generate::generate;
 use partition_planner::import::parse_graph;
 use partition_planner::manifest::{MANIFEST_SCHEMA, Manifest, manifest_diff};
@@ -36,6 +37,8 @@ enum Command {
         /// `state`, `cpu`, `io` or `auto` for every buffer, or `BUFFER=STRATEGY` for one (repeatable).
         #[arg(long = "strategy", value_name = "[BUFFER=]STRATEGY")]
         strategies: Vec<String>,
+        #[command(flatten)]
+        cost: CostArg,
         /// Also write the Core ML cache manifest: one content key per delegate partition.
         #[arg(long, value_name = "FILE")]
         emit_manifest: Option<PathBuf>,
@@ -61,9 +64,12 @@ enum Command {
         /// The base plan's strategy, as for `plan` (repeatable).
         #[arg(long = "strategy", value_name = "[BUFFER=]STRATEGY")]
         strategies: Vec<String>,
+        #[command(flatten)]
+        cost: CostArg,
         /// take-over=on|off, target=iOS15..iOS18|default, strategy=[BUFFER=]STRATEGY,
         /// op-supported=TARGET, op-unsupported=TARGET, node-supported=NODE,
-        /// node-unsupported=NODE, cpu=NODE (repeatable, applied in order).
+        /// node-unsupported=NODE, cpu=NODE, cost=NAME=VALUE[,NAME=VALUE] (repeatable, applied in
+        /// order).
         #[arg(long = "change", value_name = "WHAT=VALUE")]
         changes: Vec<String>,
         /// Scenarios, one `{"name": ..., "changes": [...]}` per line; `-` reads standard input.
@@ -81,6 +87,27 @@ enum Command {
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+}
+
+/// The cost model's constants (docs/cost.md), for `plan` and `whatif`.
+#[derive(Args)]
+struct CostArg {
+    /// Cost constants `auto` weighs plans by: call_overhead_us, bytes_per_us, cpu_op_us, as
+    /// NAME=VALUE[,NAME=VALUE] (repeatable; a later value wins).
+    #[arg(long = "cost", value_name = "NAME=VALUE[,...]", value_parser = parse_cost)]
+    cost: Vec<CostOverrides>,
+}
+
+impl CostArg {
+    fn merged(&self) -> CostOverrides {
+        self.cost
+            .iter()
+            .fold(CostOverrides::default(), |acc, &c| acc.then(c))
+    }
+}
+
+fn parse_cost(s: &str) -> Result<CostOverrides, String> {
+    CostOverrides::parse(s).map_err(|e| e.to_string())
 }
 
 #[derive(Args)]
@@ -102,7 +129,7 @@ struct Common {
 }
 
 impl Common {
-    fn overrides(&self, strategies: Vec<String>) -> Overrides {
+    fn overrides(&self, strategies: Vec<String>, cost: CostOverrides) -> Overrides {
         Overrides {
             options: PartialOptions {
                 take_over_mutable_buffer: self.take_over_mutable_buffer,
@@ -111,6 +138,7 @@ impl Common {
                 ..PartialOptions::default()
             },
             strategies,
+            cost,
         }
     }
 
@@ -177,6 +205,7 @@ fn read(path: &Path) -> Result<String, Failure> {
 fn whatif(
     common: &Common,
     strategies: Vec<String>,
+    cost: CostOverrides,
     changes: &[String],
     scenarios: Option<&Path>,
 ) -> Result<u8, Failure> {
@@ -204,7 +233,7 @@ fn whatif(
     let bad_input = |e: String| Failure(2, format!("{}: {e}", common.graph.display()));
     let graph = parse_graph(&read(&common.graph)?).map_err(|e| bad_input(e.to_string()))?;
     let request = common
-        .overrides(strategies)
+        .overrides(strategies, cost)
         .request(&graph)
         .map_err(|e| bad_input(e.to_string()))?;
     let session = Session::new(graph, request).map_err(|e| bad_input(e.to_string()))?;
@@ -247,10 +276,11 @@ fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Plan {
             common,
             strategies,
+            cost,
             emit_manifest,
         } => {
             let text = read(&common.graph)?;
-            let planned = plan_document(&text, &common.overrides(strategies))
+            let planned = plan_document(&text, &common.overrides(strategies, cost.merged()))
                 .map_err(|e| Failure(2, format!("{}: {e}", common.graph.display())))?;
             drop(text);
             common.emit(common.render(|| planned.json(), || planned.text()))?;
@@ -267,17 +297,27 @@ fn run(cli: Cli) -> Result<u8, Failure> {
         }
         Command::Check { common } => {
             let text = read(&common.graph)?;
-            let checked = check_document(&text, &common.overrides(Vec::new()))
-                .map_err(|e| Failure(2, format!("{}: {e}", common.graph.display())))?;
+            let checked = check_document(
+                &text,
+                &common.overrides(Vec::new(), CostOverrides::default()),
+            )
+            .map_err(|e| Failure(2, format!("{}: {e}", common.graph.display())))?;
             common.emit(common.render(|| checked.json(), || checked.text()))?;
             Ok(if checked.ok() { 0 } else { 1 })
         }
         Command::Whatif {
             common,
             strategies,
+            cost,
             changes,
             scenarios,
-        } => whatif(&common, strategies, &changes, scenarios.as_deref()),
+        } => whatif(
+            &common,
+            strategies,
+            cost.merged(),
+            &changes,
+            scenarios.as_deref(),
+        ),
         Command::ManifestDiff { old, new, format } => {
             let load = |path: &Path| -> Result<Manifest, Failure> {
                 let text = read(path)?;

@@ -3,6 +3,7 @@
 //! differs from the session's base plan. Changes are values, applied to a copy of the base request.
 
 use crate::analyse::{Analysis, analyse};
+use crate::cost::CostOverrides;
 use crate::graph::{Graph, NodeId, OpKind, Symbol};
 use crate::options::DeploymentTarget;
 use crate::plan::{Plan, PlanError, PlanRequest, StrategyRequest, parse_strategy_spec, plan};
@@ -11,7 +12,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// One change to the question the base plan answered.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Change {
     TakeOverMutableBuffer(bool),
     /// `None` is the converter default (below iOS18).
@@ -34,12 +35,14 @@ pub enum Change {
     NodeOnCpu {
         node: String,
     },
+    /// Cost constants replacing the request's (docs/cost.md).
+    Cost(CostOverrides),
 }
 
 /// The command-line spelling, shared by the CLI, batch scenarios and the Python binding:
 /// `take-over=on|off`, `target=iOS15..iOS18|default`, `strategy=[BUFFER=]STRATEGY`,
 /// `op-supported=TARGET`, `op-unsupported=TARGET`, `node-supported=NODE`, `node-unsupported=NODE`,
-/// `cpu=NODE`.
+/// `cpu=NODE`, `cost=NAME=VALUE[,NAME=VALUE...]`.
 impl FromStr for Change {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
@@ -72,10 +75,11 @@ impl FromStr for Change {
             "cpu" => Change::NodeOnCpu {
                 node: value.to_string(),
             },
+            "cost" => Change::Cost(CostOverrides::parse(value).map_err(|e| e.to_string())?),
             _ => {
                 return Err(format!(
                     "unknown change {what:?} (expected take-over, target, strategy, op-supported, \
-                     op-unsupported, node-supported, node-unsupported or cpu)"
+                     op-unsupported, node-supported, node-unsupported, cpu or cost)"
                 ));
             }
         })
@@ -115,13 +119,14 @@ impl fmt::Display for Change {
                 write!(f, "{what}={node}")
             }
             Change::NodeOnCpu { node } => write!(f, "cpu={node}"),
+            Change::Cost(c) => write!(f, "cost={c}"),
         }
     }
 }
 
 /// A named list of changes: one line of a batch file,
 /// `{"name": "ios17", "changes": ["target=iOS17", "strategy=cpu"]}`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Scenario {
     pub name: String,
     pub changes: Vec<Change>,
@@ -171,7 +176,7 @@ pub enum WhatIfError {
 }
 
 /// How one plan differs from another, partitions matched by content rather than by tag name.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PlanDiff {
     /// New partitions sharing no node with any old one.
     pub partitions_added: Vec<String>,
@@ -189,6 +194,8 @@ pub struct PlanDiff {
     pub delegate_calls: i64,
     pub delegated_nodes: i64,
     pub boundary_bytes: i64,
+    /// New minus old estimated µs per step, both weighed by the new plan's cost constants.
+    pub estimate_us: f64,
 }
 
 /// One node's move, partitions by number in the old and the new plan; `None` is CPU.
@@ -285,6 +292,7 @@ impl Session {
                     supported,
                 } => r.supported[node(name)?.index()] = *supported,
                 Change::NodeOnCpu { node: name } => r.on_cpu.push(node(name)?),
+                Change::Cost(c) => r.cost = c.apply_to(&r.cost),
             }
         }
         Ok(r)
@@ -410,6 +418,7 @@ pub fn diff(graph: &Graph, old: &Plan, new: &Plan) -> PlanDiff {
     d.delegate_calls = new.measure.partitions.len() as i64 - old.measure.partitions.len() as i64;
     d.delegated_nodes = new.measure.delegated_nodes as i64 - old.measure.delegated_nodes as i64;
     d.boundary_bytes = new.measure.boundary_bytes() as i64 - old.measure.boundary_bytes() as i64;
+    d.estimate_us = new.estimate.total_us - old.estimate.weighed(&new.cost);
     d
 }
 

@@ -193,6 +193,59 @@ fn generate_writes_the_same_graph_for_the_same_seed() {
 }
 
 #[test]
+fn plan_takes_cost_constants_and_refuses_unknown_ones() {
+    let seed = data("seed_slice_takeover_off_ios17.json");
+    let strategy = |extra: &[&str]| {
+        let mut args = vec!["plan", arg(&seed), "--format", "json"];
+        args.extend_from_slice(extra);
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(plan["cost"]["candidates_estimated"], 2);
+        (
+            plan["buffers"][0]["strategy"].as_str().unwrap().to_string(),
+            plan["cost"]["model"].clone(),
+        )
+    };
+    let (chosen, model) = strategy(&[]);
+    assert_eq!(chosen, "io");
+    assert_eq!(model["call_overhead_us"], 200.0);
+    // Repeatable, a later value winning.
+    let (chosen, model) = strategy(&[
+        "--cost",
+        "call_overhead_us=5,bytes_per_us=0.01",
+        "--cost",
+        "call_overhead_us=0",
+    ]);
+    assert_eq!(chosen, "cpu");
+    assert_eq!(
+        (
+            model["call_overhead_us"].as_f64(),
+            model["bytes_per_us"].as_f64()
+        ),
+        (Some(0.0), Some(0.01))
+    );
+    for bad in [
+        "speed=3",
+        "bytes_per_us=0",
+        "cpu_op_us=-1",
+        "call_overhead_us",
+    ] {
+        let out = run(&["plan", arg(&seed), "--cost", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(text(&out.stderr).contains("--cost"), "{bad}");
+    }
+    // The text report ends with the estimates and the constants behind them.
+    let out = run(&["plan", arg(&seed)]);
+    let report = text(&out.stdout);
+    assert!(
+        report.contains("estimated per step: 1 partition,")
+            && report.contains("not a device measurement"),
+        "{report}"
+    );
+}
+
+#[test]
 fn whatif_answers_one_scenario_in_detail() {
     let qwen = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("data/executorch-1.4.0/qwen3_5_0_8b_takeover_off_ios18.json");
@@ -204,6 +257,16 @@ fn whatif_answers_one_scenario_in_detail() {
         report.contains("delegate calls              1           43        +42"),
         "{report}"
     );
+    // Only the constants change: the plan does not, and both are weighed alike.
+    let out = run(&[
+        "whatif",
+        arg(&qwen),
+        "--change",
+        "cost=call_overhead_us=1000",
+    ]);
+    let report = text(&out.stdout);
+    assert!(report.contains("estimated µs"), "{report}");
+    assert!(report.contains("the plan does not change"), "{report}");
     let out = run(&["whatif", arg(&qwen), "--change", "cpu=no_such_node"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("no node is named \"no_such_node\""));

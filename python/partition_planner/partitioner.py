@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Dict, List, Optional
+from typing import Dict, List, Mapping, Optional
 
 from executorch.backends.apple.coreml.partition import CoreMLPartitioner
 from executorch.exir.backend.partitioner import PartitionResult
@@ -25,6 +25,8 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
 
     - ``strategy``: ``"auto"`` (default), ``"state"``, ``"cpu"`` or ``"io"`` for every mutable buffer;
     - ``buffer_strategies``: ``{buffer name or placeholder name: strategy}`` for single buffers;
+    - ``cost``: the cost constants ``auto`` weighs plans by, any of ``call_overhead_us``,
+      ``bytes_per_us`` and ``cpu_op_us`` (docs/cost.md); the rest keep their defaults;
     - ``log_explanations``: log each decision and what the stock proposal broke (default True).
 
     After ``partition`` the plan is in ``last_plan`` (one per call in ``plans``), its findings in
@@ -36,12 +38,16 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         *args,
         strategy: str = "auto",
         buffer_strategies: Optional[Dict[str, str]] = None,
+        cost: Optional[Mapping[str, float]] = None,
         log_explanations: bool = True,
         **kwargs,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.strategy = strategy
         self.buffer_strategies = dict(buffer_strategies or {})
+        self.cost = dict(cost or {})
+        # Refuse an unknown constant or an unusable value now, not at lowering time.
+        self.cost_model = json.loads(_native.cost_model(json.dumps(self.cost)))
         self.log_explanations = log_explanations
         self.plans: List[dict] = []
         # What the last plan was made from, to render its text report on request.
@@ -49,7 +55,7 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
 
     def _overrides(self) -> str:
         strategies = [self.strategy] + [f"{b}={s}" for b, s in self.buffer_strategies.items()]
-        return json.dumps({"strategies": strategies})
+        return json.dumps({"strategies": strategies, "cost": self.cost})
 
     def partition(self, exported_program) -> PartitionResult:
         # The stock capability partitioning tags the graph; the plan starts from it and replaces it.

@@ -2,6 +2,7 @@
 //! planning logic lives here.
 
 use partition_planner::api::{ApiError, Overrides, Planned, check_document, plan_document};
+use partition_planner::cost::{CostModel, CostOverrides};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -26,7 +27,8 @@ fn planned(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<Pla
 /// Plans a bridge JSON document; returns the `partition-planner/plan@1` document as JSON text.
 /// `overrides` is JSON, every part optional: `{"options": {"take_over_mutable_buffer": bool,
 /// "take_over_constant_data": bool, "minimum_deployment_target": "iOS18", "compute_unit": ...,
-/// "compute_precision": ...}, "strategies": ["cpu", "BUFFER=state"]}`.
+/// "compute_precision": ...}, "strategies": ["cpu", "BUFFER=state"], "cost": {"call_overhead_us":
+/// 200.0, "bytes_per_us": 10000.0, "cpu_op_us": 5.0}}`.
 #[pyfunction]
 #[pyo3(signature = (graph, overrides=None))]
 fn plan(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<String> {
@@ -61,8 +63,26 @@ fn manifest(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<St
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The cost constants `auto` would weigh plans by: the defaults with `cost` (JSON, every constant
+/// optional) applied, as JSON. Raises `ValueError` for an unknown name or an unusable value.
+#[pyfunction]
+#[pyo3(signature = (cost=None))]
+fn cost_model(cost: Option<&str>) -> PyResult<String> {
+    let given: CostOverrides = match cost {
+        None => CostOverrides::default(),
+        Some(text) => serde_json::from_str(text)
+            .map_err(|e| PyValueError::new_err(format!("invalid cost constants: {e}")))?,
+    };
+    given
+        .validate()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    serde_json::to_string(&given.apply_to(&CostModel::default()))
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(cost_model, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(plan_text, m)?)?;

@@ -52,7 +52,8 @@ def test_export_records_support_from_the_backend_tags_and_signature(tagged):
 def test_apply_plan_sets_and_clears_every_tag(tagged):
     program, part = tagged
     p = plan(export_graph(program, part))
-    assert p["buffers"][0]["strategy"] == "cpu" and p["buffers"][0]["rule"] == "SUPPORTED"
+    # mul is skipped, so no state; the buffer passes through the delegates or its chain runs on CPU.
+    assert p["buffers"][0]["strategy"] in ("cpu", "io") and p["buffers"][0]["rule"] == "SUPPORTED"
     apply_plan(program, p)
     for node in program.graph.nodes:
         assert node.meta.get("delegation_tag") == p["node_tags"][node.name]

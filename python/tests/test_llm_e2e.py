@@ -28,7 +28,10 @@ def test_planned_llm_lowers_with_the_promised_states_and_matches_eager(name, tak
         refused = [b for b in plan["buffers"] if b["strategy"] != "state"]
         assert all(b["rule"] == "SUPPORTED" and "llama.gated_delta_rule" in b["reason"] for b in refused), refused
     else:
+        # What export_llm runs: no state, and never more delegate calls than the stock proposal.
         assert plan["stats"]["states"] == 0
+        assert plan["stats"]["partitions"] <= plan["stats"]["stock_partitions"], plan["stats"]
+        assert all(len(b["alternatives"]) == 2 for b in plan["buffers"])
     assert_planned_outcome(model, llm_steps(), plan, result, tolerance=1e-3)
 
 

@@ -32,6 +32,8 @@ def planned_case(model_name, take_over, target, lowered, **extra):
 def assert_planned_outcome(model, steps, plan, result, tolerance=1e-4):
     promised = {b["buffer"] for b in plan["buffers"] if b["strategy"] == "state"}
     assert result.all_states() == promised
+    # One lowered delegate per planned partition: the device makes the calls the plan counts.
+    assert len(result.states) == plan["stats"]["partitions"]
     assert plan["stats"]["states"] == len(promised)
     for name in {n for held in result.held for n in held}:
         assert sum(name in held for held in result.held) == 1, f"{name} is held by two delegates: {result.held}"
@@ -113,7 +115,8 @@ def test_untagging_the_writer_is_a_cycle_and_the_planner_fixes_it(lowered):
 def test_a_cpu_only_op_inside_the_chain(skipped, lowered):
     """Stock executorch with take-over on either refuses the program (SpecViolationError, as on
     Qwen3.5's gated delta-net) or lowers it and reads a stale copy from the second step on; the
-    plan keeps the chain on CPU and matches eager."""
+    plan gives up the state, naming the op, keeps the chain on CPU or passes the buffer through the
+    delegates (whichever the cost model estimates cheaper), and matches eager."""
     model, steps = SliceCache(), seed_steps()
     stock = CoreMLPartitioner(compile_specs=specs("iOS18"), take_over_mutable_buffer=True, skip_ops_for_coreml_delegation=[skipped])
     try:
@@ -124,6 +127,29 @@ def test_a_cpu_only_op_inside_the_chain(skipped, lowered):
         step_errors, _ = result.max_errors(model, steps)
         assert step_errors[0] < 1e-4 and step_errors[1] > 1.0, f"expected a stale read from step 2: {step_errors}"
     model, steps, part, plan, result = planned_case("slice", True, "iOS18", lowered, skip_ops_for_coreml_delegation=[skipped])
-    assert plan["buffers"][0]["strategy"] == "cpu"
+    assert plan["buffers"][0]["strategy"] in ("cpu", "io")
     assert plan["buffers"][0]["rule"] == "SUPPORTED"
+    assert "state: impossible" in plan["buffers"][0]["reason"]
     assert_planned_outcome(model, steps, plan, result)
+
+
+def test_auto_takes_the_cost_constants_and_chooses_cpu_when_bytes_are_costly(lowered):
+    """Take-over off: with the default constants the buffer passes through the one delegate; with
+    bytes made costly and calls free, its chain runs on CPU instead. Both lower and match eager."""
+    model, steps, part, plan, result = planned_case("slice", False, "iOS18", lowered)
+    assert (plan["buffers"][0]["strategy"], plan["stats"]["partitions"]) == ("io", 1)
+    assert part.cost_model == {"call_overhead_us": 200.0, "bytes_per_us": 10000.0, "cpu_op_us": 5.0}
+    costly = {"call_overhead_us": 0, "bytes_per_us": 0.01}
+    model, steps, part, plan, result = planned_case("slice", False, "iOS18", lowered, cost=costly)
+    buffer = plan["buffers"][0]
+    assert buffer["strategy"] == "cpu", buffer["reason"]
+    assert buffer["reason"].endswith("chose cpu")
+    assert [a["strategy"] for a in buffer["alternatives"]] == ["io", "cpu"]
+    assert plan["cost"]["model"]["bytes_per_us"] == 0.01
+    assert_planned_outcome(model, steps, plan, result)
+
+
+@pytest.mark.parametrize("cost", [{"speed": 1}, {"bytes_per_us": 0}, {"cpu_op_us": -1}])
+def test_unusable_cost_constants_are_refused_when_the_partitioner_is_built(cost):
+    with pytest.raises(ValueError):
+        PlannedCoreMLPartitioner(compile_specs=specs("iOS18"), cost=cost)

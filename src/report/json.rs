@@ -117,6 +117,12 @@ impl Serialize for PlanDocument<'_> {
                         "partition": b.partition,
                         "rule": b.rule,
                         "reason": b.reason,
+                        "alternatives": b.alternatives.iter().map(|a| json!({
+                            "strategy": a.strategy,
+                            "estimate": a.estimate,
+                            "refused": a.refused.as_ref().map(|(rule, why)| json!({"rule": rule, "reason": why})),
+                        })).collect::<Vec<_>>(),
+                        "decided_with": b.class_size,
                     })
                 })
         });
@@ -136,10 +142,19 @@ impl Serialize for PlanDocument<'_> {
             "constant_copies": m.constant_copies.iter().filter(|c| graph.role(c.placeholder).is_constant_data()).map(|c| c.copies()).sum::<usize>(),
             "constant_copy_bytes": m.constant_copy_bytes(),
             "violations": plan.violations().count(),
+            "estimate_us": plan.estimate.total_us,
+            "stock_estimate_us": plan.stock_estimate.total_us,
         });
-        let mut map = s.serialize_map(Some(8))?;
+        let cost = json!({
+            "model": plan.cost,
+            "estimate": plan.estimate,
+            "stock_estimate": plan.stock_estimate,
+            "candidates_estimated": plan.candidates_estimated,
+        });
+        let mut map = s.serialize_map(Some(9))?;
         map.serialize_entry("schema", PLAN_SCHEMA)?;
         map.serialize_entry("options", &plan.options)?;
+        map.serialize_entry("cost", &cost)?;
         map.serialize_entry("node_tags", &node_tags(graph, &plan.tagging))?;
         map.serialize_entry("partitions", &partitions(graph, m))?;
         map.serialize_entry("buffers", &buffers)?;

@@ -24,6 +24,7 @@ fn stats(plan: &Plan) -> Value {
         "delegated_nodes": m.delegated_nodes,
         "states": m.states(),
         "boundary_bytes": m.boundary_bytes(),
+        "estimate_us": plan.estimate.total_us,
         "violations": plan.violations().count(),
     })
 }
@@ -43,6 +44,7 @@ fn diff_json(graph: &Graph, base: &Plan, a: &Answered) -> Value {
         "delegate_calls": d.delegate_calls,
         "delegated_nodes": d.delegated_nodes,
         "boundary_bytes": d.boundary_bytes,
+        "estimate_us": d.estimate_us,
     })
 }
 
@@ -126,6 +128,15 @@ pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered) -> String {
             signed(after - before)
         );
     }
+    // Both plans weighed by the what-if's constants, so that only the plans differ.
+    let after = a.plan.estimate.total_us;
+    let _ = writeln!(
+        out,
+        "  {:<16} {:>12.0} {after:>12.0} {:>10}",
+        "estimated µs",
+        after - a.diff.estimate_us,
+        signed(a.diff.estimate_us.round() as i64)
+    );
     let d = a.diff;
     if d.is_empty() {
         let _ = writeln!(out, "\nthe plan does not change");
@@ -171,13 +182,14 @@ pub fn comparison_table(base: &Plan, answers: &[Answered]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<24} {:>6} {:>7} {:>10} {:>7} {:>14} {:>7} {:>10}  changes",
+        "{:<24} {:>6} {:>7} {:>10} {:>7} {:>14} {:>12} {:>7} {:>10}  changes",
         "scenario",
         "calls",
         "Δcalls",
         "delegated",
         "states",
         "boundary bytes",
+        "estimated µs",
         "moved",
         "violations"
     );
@@ -186,13 +198,14 @@ pub fn comparison_table(base: &Plan, answers: &[Answered]) -> String {
             let m = &plan.measure;
             let _ = writeln!(
                 out,
-                "{:<24} {:>6} {:>7} {:>10} {:>7} {:>14} {:>7} {:>10}  {changes}",
+                "{:<24} {:>6} {:>7} {:>10} {:>7} {:>14} {:>12.0} {:>7} {:>10}  {changes}",
                 name,
                 m.partitions.len(),
                 diff.map_or("-".into(), |d| signed(d.delegate_calls)),
                 m.delegated_nodes,
                 m.states(),
                 m.boundary_bytes(),
+                plan.estimate.total_us,
                 diff.map_or("-".into(), |d| d.nodes_moved.len().to_string()),
                 plan.violations().count(),
             );

@@ -157,6 +157,8 @@ fn changes_read_and_print_the_same_spelling() {
         "node-supported=getitem_3",
         "node-unsupported=aten_add_tensor",
         "cpu=aten_mul_tensor_7",
+        "cost=call_overhead_us=50,bytes_per_us=0.5",
+        "cost=cpu_op_us=2",
     ] {
         let change: Change = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
         assert_eq!(change.to_string(), text);
@@ -167,9 +169,37 @@ fn changes_read_and_print_the_same_spelling() {
         "target=iOS9",
         "strategy=fast",
         "gpu=x",
+        "cost=speed=1",
+        "cost=bytes_per_us=0",
+        "cost=call_overhead_us",
     ] {
         assert!(bad.parse::<Change>().is_err(), "{bad}");
     }
+}
+
+#[test]
+fn other_cost_constants_can_move_a_chain_and_the_diff_weighs_both_plans_alike() {
+    let mut request = PlanRequest::new(&load(&seed_graph()));
+    request.options.minimum_deployment_target = Some(DeploymentTarget::Ios18);
+    request.options.take_over_mutable_buffer = false;
+    let s = Session::new(load(&seed_graph()), request).expect("plans");
+    assert_eq!(s.base.buffers[0].strategy, Strategy::Io);
+    // Only the constants change, not the plan: no difference, estimated cost included.
+    let same = ask(&s, &["cost=call_overhead_us=300".parse().unwrap()]);
+    assert!(same.diff.is_empty(), "{:?}", same.diff);
+    assert!(same.plan.estimate.total_us > s.base.estimate.total_us);
+    // Bytes made costly and calls free: the chain runs on CPU, which is estimated cheaper under
+    // the new constants than the base plan is under them.
+    let costly: Change = "cost=call_overhead_us=0,bytes_per_us=0.01".parse().unwrap();
+    let moved = ask(&s, &[costly]);
+    assert_eq!(moved.plan.buffers[0].strategy, Strategy::Cpu);
+    assert_eq!(moved.diff.delegate_calls, 1);
+    let base_under_new = s.base.estimate.weighed(&moved.plan.cost);
+    assert!(moved.diff.estimate_us < 0.0);
+    assert_eq!(
+        moved.diff.estimate_us,
+        moved.plan.estimate.total_us - base_under_new
+    );
 }
 
 #[test]
