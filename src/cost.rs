@@ -201,6 +201,16 @@ pub fn estimate(
         delegate_calls: count,
         ..CostEstimate::default()
     };
+    if count == 0 {
+        // Nothing is delegated (an untagged stock proposal, say): nothing crosses.
+        out.cpu_ops = graph
+            .ops
+            .iter()
+            .filter(|&&op| op == OpKind::CallFunction)
+            .count();
+        out.total_us = out.weighed(model);
+        return out;
+    }
     for (i, &home) in partition_of.iter().enumerate() {
         let value = NodeId(i as u32);
         if home.is_none() && graph.op(value) == OpKind::CallFunction {

@@ -47,23 +47,24 @@ impl Groups {
                 }
             }
         }
-        let mut id_of_root: HashMap<usize, u32> = HashMap::new();
+        // Group ids by root, numbered in order of each group's first hull.
+        let mut id_of_root: Vec<u32> = vec![NONE; hulls.len()];
         let mut groups = Groups {
             group_of: vec![NONE; node_count],
             ..Default::default()
         };
         for (h, (buffer, _)) in hulls.iter().enumerate() {
             let r = root(&mut parent, h);
-            let id = *id_of_root.entry(r).or_insert_with(|| {
+            if id_of_root[r] == NONE {
+                id_of_root[r] = groups.members.len() as u32;
                 groups.members.push(Vec::new());
                 groups.buffers.push(Vec::new());
-                (groups.members.len() - 1) as u32
-            });
-            groups.buffers[id as usize].push(*buffer);
+            }
+            groups.buffers[id_of_root[r] as usize].push(*buffer);
         }
         for (n, &o) in owner.iter().enumerate() {
             if o != NONE {
-                let id = id_of_root[&root(&mut parent, o as usize)];
+                let id = id_of_root[root(&mut parent, o as usize)];
                 groups.group_of[n] = id;
                 groups.members[id as usize].push(NodeId(n as u32));
             }

@@ -207,12 +207,21 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
         .zip(&requested)
         .zip(searched.alternatives.into_iter().zip(searched.class_size))
         .map(
-            |(((chain, outcome), &requested), (alternatives, class_size))| {
+            |(((chain, mut outcome), &requested), (alternatives, class_size))| {
+                let partition = (outcome.strategy == Strategy::State).then(|| {
+                    tagging
+                        .tag(chain.placeholder)
+                        .unwrap_or_default()
+                        .to_string()
+                });
+                if let Some(tag) = &partition {
+                    outcome.reason = strategy::kept_reason(chain, tag);
+                }
                 let (reason, rule) = match requested {
                     StrategyRequest::Auto => {
                         search::explain(request, &outcome, &alternatives, class_size)
                     }
-                    StrategyRequest::Fixed(_) => (outcome.reason.clone(), outcome.rule),
+                    StrategyRequest::Fixed(_) => (outcome.reason, outcome.rule),
                 };
                 BufferDecision {
                     buffer: chain.buffer.clone(),
@@ -220,12 +229,7 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
                     writer: chain.writer,
                     requested,
                     strategy: outcome.strategy,
-                    partition: (outcome.strategy == Strategy::State).then(|| {
-                        tagging
-                            .tag(chain.placeholder)
-                            .unwrap_or_default()
-                            .to_string()
-                    }),
+                    partition,
                     reason,
                     rule,
                     alternatives,

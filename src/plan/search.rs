@@ -15,7 +15,8 @@ use crate::analyse::{Analysis, BufferChain};
 use crate::cost::{CostEstimate, Scratch, estimate};
 use crate::graph::Graph;
 use crate::rules::{Finding, RuleId};
-use std::collections::HashMap;
+use hashbrown::HashMap;
+use std::rc::Rc;
 
 /// One strategy for a buffer's class, everything else as chosen: what the whole plan would cost.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,7 +56,8 @@ struct Evaluator<'a> {
     analysis: &'a Analysis,
     request: &'a PlanRequest,
     requested: &'a [StrategyRequest],
-    memo: HashMap<Vec<Strategy>, Evaluation>,
+    /// Shared: two assignments can plan the same tags (a refused state is on CPU either way).
+    memo: HashMap<Vec<Strategy>, Rc<Evaluation>>,
     scratch: Scratch,
 }
 
@@ -83,17 +85,21 @@ impl Evaluator<'_> {
     fn get(&mut self, assigned: &[Strategy]) -> &Evaluation {
         if !self.memo.contains_key(assigned) {
             let e = self.evaluate(assigned);
-            self.memo.insert(assigned.to_vec(), e);
+            self.memo.insert(assigned.to_vec(), Rc::new(e));
         }
         &self.memo[assigned]
     }
 
-    /// The evaluation of `assigned`, out of the memo.
-    fn take(&mut self, assigned: &[Strategy]) -> Evaluation {
-        match self.memo.remove(assigned) {
-            Some(e) => e,
-            None => self.evaluate(assigned),
-        }
+    /// The evaluation of `assigned`, the memo given up (so that it is not copied).
+    fn into_evaluation(mut self, assigned: &[Strategy]) -> Evaluation {
+        let Some(shared) = self.memo.remove(assigned) else {
+            return self.evaluate(assigned);
+        };
+        self.memo.clear();
+        Rc::try_unwrap(shared).unwrap_or_else(|rc| Evaluation {
+            decided: rc.decided.clone(),
+            estimate: rc.estimate,
+        })
     }
 }
 
@@ -157,13 +163,19 @@ pub(super) fn search(
         })
         .cloned()
         .collect();
-    // The first plan itself, in effect: refused states are on CPU there.
+    // The first plan itself, in effect: refused states are on CPU there. Planning that assignment
+    // gives the same tags, so it is not planned again.
     let mut best: Vec<Strategy> = start
         .iter()
         .zip(&first.outcomes)
         .zip(&searched)
         .map(|((&s, o), &searched)| if searched { o.strategy } else { s })
         .collect();
+    let first_aliased = best != start;
+    if first_aliased {
+        let same = Rc::clone(&eval.memo[&start]);
+        eval.memo.insert(best.clone(), same);
+    }
     // A candidate that gives up a kept state is not a choice.
     let keeps_states = |e: &Evaluation| {
         (0..requested.len()).all(|b| !kept[b] || e.decided.outcomes[b].strategy == Strategy::State)
@@ -261,11 +273,10 @@ pub(super) fn search(
             }
         }
     }
-    let evaluated = eval.memo.len();
-    let chosen = eval.take(&best);
-    if best == start {
-        refusals.clear();
-    }
+    let evaluated = eval.memo.len() - usize::from(first_aliased);
+    let chosen = eval.into_evaluation(&best);
+    // The first plan's refusals are the chosen plan's own when it is that plan.
+    refusals.retain(|f| !chosen.decided.findings.contains(f));
     Searched {
         decided: chosen.decided,
         estimate: chosen.estimate,
@@ -306,7 +317,7 @@ pub(super) fn explain(
     } else if outcome.strategy == Strategy::State {
         return (
             format!(
-                "{}; take-over on keeps a state wherever one is possible",
+                "{} (take-over on keeps every possible state)",
                 outcome.reason
             ),
             Some(RuleId::StateWhole),

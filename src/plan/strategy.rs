@@ -26,6 +26,7 @@ enum Blocker {
     Requested,
 }
 
+#[derive(Clone)]
 pub(super) struct Outcome {
     pub strategy: Strategy,
     pub reason: String,
@@ -58,6 +59,7 @@ impl Outcome {
     }
 }
 
+#[derive(Clone)]
 pub(super) struct Decided {
     pub outcomes: Vec<Outcome>,
     /// Refused merges, with their paths.
@@ -198,17 +200,7 @@ pub(super) fn decide(
                     }
                     continue;
                 }
-                for (b, chain) in analysis.buffers.iter().enumerate() {
-                    if outcomes[b].strategy == Strategy::State {
-                        let tag = levels.partition[chain.placeholder.index()].unwrap_or_default();
-                        outcomes[b].reason = format!(
-                            "kept as a Core ML state of tag{tag}: its placeholder, its {}-node {} chain and the {} reader(s) of its old value are all supported and fit in one partition",
-                            chain.chain.len(),
-                            kind_label(chain),
-                            chain.placeholder_readers.len()
-                        );
-                    }
-                }
+                // A kept state's reason is written for the chosen plan only (`kept_reason`).
                 return Decided {
                     outcomes,
                     findings,
@@ -257,6 +249,16 @@ pub(super) fn decide(
             }
         }
     }
+}
+
+/// Why a buffer the plan keeps as a state of partition `tag` can be one.
+pub(super) fn kept_reason(chain: &BufferChain, tag: &str) -> String {
+    format!(
+        "kept as a Core ML state of {tag}: its placeholder, its {}-node {} chain and the {} reader(s) of its old value are all supported and fit in one partition",
+        chain.chain.len(),
+        kind_label(chain),
+        chain.placeholder_readers.len()
+    )
 }
 
 fn state_prefix(requested: StrategyRequest) -> &'static str {
