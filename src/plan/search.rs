@@ -2,10 +2,12 @@
 //! estimate of the whole plan. Buffers interact (one chain on CPU splits the partitions every other
 //! value crosses), so every candidate is planned whole and estimated whole.
 //!
-//! The search starts from the best uniform assignment (all `state` where allowed, all `io`, all
+//! With take-over on at iOS18 or later every buffer is first tried as a state, and one that can be
+//! a state stays one. The rest (every buffer, when states are not allowed) are searched: the
+//! search starts from the best of the states-first plan and the uniform assignments (all `io`, all
 //! `cpu`), so its result is never estimated above any of them. It then moves one class of
 //! interchangeable buffers at a time (same kind, size, chain length and writer op: the KV caches of
-//! every layer, say) to another strategy, keeping a move that lowers the estimate, until no move
+//! every layer, say) to the other strategy, keeping a move that lowers the estimate, until no move
 //! does. Moving a class rather than a buffer is what finds "every layer's cache on CPU" even when
 //! splitting at one layer alone never pays. Each candidate plan costs one O(V + E) planning pass.
 
@@ -153,14 +155,15 @@ pub(super) fn search(
         .map(|o| o.state_refusal.clone())
         .collect();
     let searched: Vec<bool> = (0..requested.len()).map(|b| auto[b] && !kept[b]).collect();
-    let mut refusals: Vec<Finding> = first
+    let searched_names: hashbrown::HashSet<&str> = (0..requested.len())
+        .filter(|&b| searched[b])
+        .map(|b| analysis.buffers[b].buffer.as_str())
+        .collect();
+    // The first plan's refusals of the buffers searched, for the case the chosen plan is another.
+    let refusals: Vec<Finding> = first
         .findings
         .iter()
-        .filter(|f| {
-            f.buffer.as_deref().is_some_and(|name| {
-                (0..requested.len()).any(|b| searched[b] && analysis.buffers[b].buffer == name)
-            })
-        })
+        .filter(|f| f.buffer.as_deref().is_some_and(|n| searched_names.contains(n)))
         .cloned()
         .collect();
     // The first plan itself, in effect: refused states are on CPU there. Planning that assignment
@@ -274,15 +277,15 @@ pub(super) fn search(
         }
     }
     let evaluated = eval.memo.len() - usize::from(first_aliased);
+    let chosen_is_first = Rc::ptr_eq(&eval.memo[&best], &eval.memo[&start]);
     let chosen = eval.into_evaluation(&best);
-    // The first plan's refusals are the chosen plan's own when it is that plan.
-    refusals.retain(|f| !chosen.decided.findings.contains(f));
     Searched {
         decided: chosen.decided,
         estimate: chosen.estimate,
         alternatives,
         class_size,
-        refusals,
+        // The first plan's refusals are already the chosen plan's own when it is that plan.
+        refusals: if chosen_is_first { Vec::new() } else { refusals },
         evaluated,
     }
 }
