@@ -1,5 +1,6 @@
 //! End to end (parse, analyse, plan, emit plan JSON) on the graphs in data/ and on generated
-//! LLM-shaped graphs of 10^4, 10^5 and 10^6 nodes; what-if changes on 10^5 nodes.
+//! LLM-shaped graphs of 10^4, 10^5 and 10^6 nodes; planning alone and what-if changes on 10^5
+//! nodes.
 //! `cargo bench --bench plan`; figures in docs/performance.md.
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -61,6 +62,31 @@ fn generated_graphs(c: &mut Criterion) {
     group.finish();
 }
 
+/// The planning stage alone (the graph parsed and analysed once): what the cost model's search
+/// adds, with take-over as the document says (on) and off (every buffer searched).
+fn planning(c: &mut Criterion) {
+    let text = generate(100_000, SEED).expect("generates");
+    let graph = parse_graph(&text).expect("imports");
+    let analysis = analyse(&graph);
+    let mut group = c.benchmark_group("plan only/100000 nodes");
+    for take_over in [true, false] {
+        let mut request = PlanRequest::new(&graph);
+        request.verify = false;
+        request.options.take_over_mutable_buffer = take_over;
+        let name = if take_over { "take-over on" } else { "take-over off" };
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                plan(&graph, &analysis, black_box(&request))
+                    .expect("plans")
+                    .measure
+                    .partitions
+                    .len()
+            })
+        });
+    }
+    group.finish();
+}
+
 fn what_if(c: &mut Criterion) {
     let text = generate(100_000, SEED).expect("generates");
     let graph = parse_graph(&text).expect("imports");
@@ -88,5 +114,5 @@ fn what_if(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(plan_benches, data_graphs, generated_graphs, what_if);
+criterion_group!(plan_benches, data_graphs, generated_graphs, planning, what_if);
 criterion_main!(plan_benches);
