@@ -73,7 +73,11 @@ fn planning(c: &mut Criterion) {
         let mut request = PlanRequest::new(&graph);
         request.verify = false;
         request.options.take_over_mutable_buffer = take_over;
-        let name = if take_over { "take-over on" } else { "take-over off" };
+        let name = if take_over {
+            "take-over on"
+        } else {
+            "take-over off"
+        };
         group.bench_function(name, |b| {
             b.iter(|| {
                 plan(&graph, &analysis, black_box(&request))
@@ -114,5 +118,11 @@ fn what_if(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(plan_benches, data_graphs, generated_graphs, planning, what_if);
+criterion_group!(
+    plan_benches,
+    data_graphs,
+    generated_graphs,
+    planning,
+    what_if
+);
 criterion_main!(plan_benches);

@@ -178,10 +178,32 @@ impl CostEstimate {
 }
 
 /// Reusable scratch for [`estimate`]: one stamp per partition, so that a value read by several
-/// nodes of one partition crosses into it once.
+/// nodes of one partition crosses into it once; and each value's size once read, since reading a
+/// node's meta is a cache miss and a search estimates many plans of one graph.
 #[derive(Default)]
 pub struct Scratch {
     stamp: Vec<u32>,
+    bytes: Vec<u64>,
+}
+
+/// `Scratch::bytes`: not read yet, and read but unknown.
+const UNREAD: u64 = u64::MAX;
+const UNSIZED: u64 = u64::MAX - 1;
+
+impl Scratch {
+    fn bytes(&mut self, graph: &Graph, value: NodeId) -> Option<u64> {
+        if self.bytes.len() != graph.len() {
+            self.bytes = vec![UNREAD; graph.len()];
+        }
+        let slot = &mut self.bytes[value.index()];
+        if *slot == UNREAD {
+            *slot = match graph.node(value).meta.bytes() {
+                Some(b) if b < UNSIZED => b,
+                _ => UNSIZED,
+            };
+        }
+        (*slot != UNSIZED).then_some(*slot)
+    }
 }
 
 /// The estimate for `partition_of` (each node's delegate partition, `None` for CPU) with `count`
@@ -236,7 +258,7 @@ pub fn estimate(
         }
         crossings += u64::from(leaves);
         if crossings > 0 {
-            match graph.node(value).meta.bytes() {
+            match scratch.bytes(graph, value) {
                 Some(b) => out.boundary_bytes += b * crossings,
                 None => out.unsized_values += 1,
             }

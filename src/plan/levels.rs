@@ -73,6 +73,10 @@ impl Groups {
     }
 
     pub fn group(&self, n: NodeId) -> Option<u32> {
+        // Without states (take-over off) there are no groups: spare the walks a read per edge.
+        if self.members.is_empty() {
+            return None;
+        }
         let g = self.group_of[n.index()];
         (g != NONE).then_some(g)
     }

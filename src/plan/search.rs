@@ -32,6 +32,8 @@ pub struct Alternative {
 /// What the search settled on.
 pub(super) struct Searched {
     pub decided: Decided,
+    /// The estimator's scratch, sizes read: for the plan's other estimates.
+    pub scratch: Scratch,
     pub estimate: CostEstimate,
     /// Per buffer: the alternatives weighed for it (empty for a fixed request).
     pub alternatives: Vec<Vec<Alternative>>,
@@ -92,16 +94,20 @@ impl Evaluator<'_> {
         &self.memo[assigned]
     }
 
-    /// The evaluation of `assigned`, the memo given up (so that it is not copied).
-    fn into_evaluation(mut self, assigned: &[Strategy]) -> Evaluation {
-        let Some(shared) = self.memo.remove(assigned) else {
-            return self.evaluate(assigned);
+    /// The evaluation of `assigned` and the scratch, the memo given up (so that the evaluation is
+    /// not copied).
+    fn into_evaluation(mut self, assigned: &[Strategy]) -> (Evaluation, Scratch) {
+        let e = match self.memo.remove(assigned) {
+            None => self.evaluate(assigned),
+            Some(shared) => {
+                self.memo.clear();
+                Rc::try_unwrap(shared).unwrap_or_else(|rc| Evaluation {
+                    decided: rc.decided.clone(),
+                    estimate: rc.estimate,
+                })
+            }
         };
-        self.memo.clear();
-        Rc::try_unwrap(shared).unwrap_or_else(|rc| Evaluation {
-            decided: rc.decided.clone(),
-            estimate: rc.estimate,
-        })
+        (e, self.scratch)
     }
 }
 
@@ -163,7 +169,11 @@ pub(super) fn search(
     let refusals: Vec<Finding> = first
         .findings
         .iter()
-        .filter(|f| f.buffer.as_deref().is_some_and(|n| searched_names.contains(n)))
+        .filter(|f| {
+            f.buffer
+                .as_deref()
+                .is_some_and(|n| searched_names.contains(n))
+        })
         .cloned()
         .collect();
     // The first plan itself, in effect: refused states are on CPU there. Planning that assignment
@@ -278,14 +288,19 @@ pub(super) fn search(
     }
     let evaluated = eval.memo.len() - usize::from(first_aliased);
     let chosen_is_first = Rc::ptr_eq(&eval.memo[&best], &eval.memo[&start]);
-    let chosen = eval.into_evaluation(&best);
+    let (chosen, scratch) = eval.into_evaluation(&best);
     Searched {
         decided: chosen.decided,
+        scratch,
         estimate: chosen.estimate,
         alternatives,
         class_size,
         // The first plan's refusals are already the chosen plan's own when it is that plan.
-        refusals: if chosen_is_first { Vec::new() } else { refusals },
+        refusals: if chosen_is_first {
+            Vec::new()
+        } else {
+            refusals
+        },
         evaluated,
     }
 }
