@@ -177,6 +177,50 @@ impl CostEstimate {
     }
 }
 
+/// `17 partitions, 250.0 KB crossing, 12 CPU ops: 3512 µs`.
+impl fmt::Display for CostEstimate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        write!(
+            f,
+            "{} partition{}, {} crossing",
+            self.delegate_calls,
+            plural(self.delegate_calls),
+            HumanBytes(self.boundary_bytes)
+        )?;
+        if self.unsized_values > 0 {
+            write!(f, " (+{} of unknown size)", self.unsized_values)?;
+        }
+        write!(
+            f,
+            ", {} CPU op{}: {:.0} µs",
+            self.cpu_ops,
+            plural(self.cpu_ops),
+            self.total_us
+        )
+    }
+}
+
+/// Bytes in the largest unit (B, KB, MB, GB: powers of 1000) that keeps the number at least 1.
+struct HumanBytes(u64);
+
+impl fmt::Display for HumanBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let units = ["B", "KB", "MB", "GB"];
+        let mut value = self.0 as f64;
+        let mut unit = 0;
+        while value >= 1000.0 && unit + 1 < units.len() {
+            value /= 1000.0;
+            unit += 1;
+        }
+        if unit == 0 {
+            write!(f, "{} B", self.0)
+        } else {
+            write!(f, "{value:.1} {}", units[unit])
+        }
+    }
+}
+
 /// Reusable scratch for [`estimate`]: one stamp per partition, so that a value read by several
 /// nodes of one partition crosses into it once; and each value's size once read, since reading a
 /// node's meta is a cache miss and a search estimates many plans of one graph.
@@ -271,6 +315,23 @@ pub fn estimate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn estimates_read_as_a_person_would_say_them() {
+        let e = CostEstimate {
+            delegate_calls: 1,
+            boundary_bytes: 308_240,
+            unsized_values: 2,
+            cpu_ops: 12,
+            total_us: 291.2,
+        };
+        assert_eq!(
+            e.to_string(),
+            "1 partition, 308.2 KB crossing (+2 of unknown size), 12 CPU ops: 291 µs"
+        );
+        assert_eq!(HumanBytes(999).to_string(), "999 B");
+        assert_eq!(HumanBytes(45_400_000).to_string(), "45.4 MB");
+    }
 
     #[test]
     fn overrides_parse_validate_and_apply() {

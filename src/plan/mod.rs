@@ -6,7 +6,7 @@ mod levels;
 mod search;
 mod strategy;
 
-pub use search::{Alternative, describe, human_bytes};
+pub use search::Alternative;
 
 use crate::analyse::{Analysis, DirectedGraph};
 use crate::check;

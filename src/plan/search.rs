@@ -350,7 +350,7 @@ pub(super) fn explain(
         .map(|a| match &a.refused {
             Some(_) if a.strategy == Strategy::State => "state: impossible".to_string(),
             Some((_, why)) => format!("{}: not taken, {why}", a.strategy),
-            None => format!("{}: {}", a.strategy, describe(&a.estimate)),
+            None => format!("{}: {}", a.strategy, a.estimate),
         })
         .collect();
     let with = match class_size {
@@ -365,37 +365,4 @@ pub(super) fn explain(
         ),
         rule,
     )
-}
-
-/// `17 partitions, 250 KB crossing, 12 CPU ops: 3,512 µs`.
-pub fn describe(e: &CostEstimate) -> String {
-    let unknown = match e.unsized_values {
-        0 => String::new(),
-        n => format!(" (+{n} of unknown size)"),
-    };
-    format!(
-        "{} partition{}, {} crossing{unknown}, {} CPU op{}: {:.0} µs",
-        e.delegate_calls,
-        if e.delegate_calls == 1 { "" } else { "s" },
-        human_bytes(e.boundary_bytes),
-        e.cpu_ops,
-        if e.cpu_ops == 1 { "" } else { "s" },
-        e.total_us
-    )
-}
-
-/// Bytes in the largest unit (B, KB, MB, GB: powers of 1000) that keeps the number at least 1.
-pub fn human_bytes(bytes: u64) -> String {
-    let units = ["B", "KB", "MB", "GB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1000.0 && unit + 1 < units.len() {
-        value /= 1000.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.1} {}", units[unit])
-    }
 }

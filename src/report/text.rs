@@ -4,7 +4,7 @@ use crate::analyse::Analysis;
 use crate::graph::{Graph, NodeId};
 use crate::manifest::ManifestDiff;
 use crate::measure::{Measure, PartitionSummary};
-use crate::plan::{Plan, describe};
+use crate::plan::Plan;
 use crate::rules::Finding;
 use std::fmt::Write;
 
@@ -118,11 +118,7 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan) -> String {
     let _ = writeln!(
         out,
         "estimated per step: {}; the stock proposal: {} (a model with call_overhead_us={}, bytes_per_us={}, cpu_op_us={}, not a device measurement)",
-        describe(&plan.estimate),
-        describe(&plan.stock_estimate),
-        c.call_overhead_us,
-        c.bytes_per_us,
-        c.cpu_op_us
+        plan.estimate, plan.stock_estimate, c.call_overhead_us, c.bytes_per_us, c.cpu_op_us
     );
     out
 }
