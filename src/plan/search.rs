@@ -8,7 +8,8 @@
 //! `cpu`), so its result is never estimated above any of them. It then moves one class of
 //! interchangeable buffers at a time (same kind, size, chain length and writer op: the KV caches of
 //! every layer, say) to the other strategy, keeping a move that lowers the estimate, until no move
-//! does. Moving a class rather than a buffer is what finds "every layer's cache on CPU" even when
+//! does (the best move of each pass; a pass's candidates are planned on two threads on a large
+//! graph). Moving a class rather than a buffer is what finds "every layer's cache on CPU" even when
 //! splitting at one layer alone never pays. Each candidate plan costs one O(V + E) planning pass.
 
 use super::strategy::{self, Decided};
@@ -65,25 +66,83 @@ struct Evaluator<'a> {
     scratch: Scratch,
 }
 
+/// Graphs this large plan a batch of candidates on two threads; below it a thread costs more than
+/// it saves.
+const TWO_THREADS_FROM: usize = 10_000;
+
+/// One candidate: the plan of `assigned`, and its estimate.
+fn evaluate(
+    graph: &Graph,
+    analysis: &Analysis,
+    request: &PlanRequest,
+    requested: &[StrategyRequest],
+    assigned: &[Strategy],
+    scratch: &mut Scratch,
+) -> Evaluation {
+    let decided = strategy::decide(graph, analysis, request, requested, assigned);
+    let estimate = estimate(
+        graph,
+        &analysis.index,
+        &request.options,
+        &request.cost,
+        &decided.partition,
+        decided.partition_count as usize,
+        scratch,
+    );
+    Evaluation { decided, estimate }
+}
+
 impl Evaluator<'_> {
     fn evaluate(&mut self, assigned: &[Strategy]) -> Evaluation {
-        let decided = strategy::decide(
+        evaluate(
             self.graph,
             self.analysis,
             self.request,
             self.requested,
             assigned,
-        );
-        let estimate = estimate(
-            self.graph,
-            &self.analysis.index,
-            &self.request.options,
-            &self.request.cost,
-            &decided.partition,
-            decided.partition_count as usize,
             &mut self.scratch,
-        );
-        Evaluation { decided, estimate }
+        )
+    }
+
+    /// Plans every candidate not planned yet, half of them on a second thread when the graph is
+    /// large: candidates are independent, so a batch takes the time of about half of them.
+    fn prepare(&mut self, candidates: &[Vec<Strategy>]) {
+        let mut missing: Vec<&Vec<Strategy>> = Vec::new();
+        for c in candidates {
+            if !self.memo.contains_key(c.as_slice()) && !missing.contains(&c) {
+                missing.push(c);
+            }
+        }
+        if missing.len() < 2 || self.graph.len() < TWO_THREADS_FROM {
+            for c in missing {
+                self.get(c);
+            }
+            return;
+        }
+        let (theirs, ours) = missing.split_at(missing.len() / 2);
+        let (graph, analysis, request, requested) =
+            (self.graph, self.analysis, self.request, self.requested);
+        let scratch = &mut self.scratch;
+        let done = std::thread::scope(|s| {
+            let helper = s.spawn(move || {
+                let mut scratch = Scratch::default();
+                theirs
+                    .iter()
+                    .map(|c| evaluate(graph, analysis, request, requested, c, &mut scratch))
+                    .collect::<Vec<_>>()
+            });
+            let mine: Vec<Evaluation> = ours
+                .iter()
+                .map(|c| evaluate(graph, analysis, request, requested, c, scratch))
+                .collect();
+            match helper.join() {
+                Ok(helped) => helped.into_iter().chain(mine).collect::<Vec<_>>(),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        });
+        for (c, e) in theirs.iter().chain(ours).zip(done) {
+            self.memo.insert((*c).clone(), Rc::new(e));
+        }
     }
 
     fn get(&mut self, assigned: &[Strategy]) -> &Evaluation {
@@ -149,6 +208,15 @@ pub(super) fn search(
             StrategyRequest::Auto => Strategy::Io,
         })
         .collect();
+    if !states_allowed {
+        // Every auto buffer is searched: the two uniform assignments can be planned together.
+        let all_cpu: Vec<Strategy> = start
+            .iter()
+            .zip(&auto)
+            .map(|(&s, &auto)| if auto { Strategy::Cpu } else { s })
+            .collect();
+        eval.prepare(&[start.clone(), all_cpu]);
+    }
     // With take-over on, a buffer that can be a state stays one; the search weighs io against cpu
     // for the rest. What kept the others from being states is the first plan's account.
     let first = &eval.get(&start).decided;
@@ -223,34 +291,44 @@ pub(super) fn search(
         candidate
     };
     const CHOICES: [Strategy; 2] = [Strategy::Io, Strategy::Cpu];
+    // Each class moved to each strategy, everything else as in `base`.
+    let moves = |base: &[Strategy]| -> Vec<Vec<Strategy>> {
+        classes
+            .iter()
+            .flat_map(|members| CHOICES.map(|s| with(base, members, s)))
+            .filter(|candidate| candidate.as_slice() != base)
+            .collect()
+    };
     if !classes.is_empty() {
-        // The uniform assignments first (io wins a tie), then one class at a time.
-        for s in CHOICES {
-            let candidate = with(&best, &all_searched, s);
+        // The uniform assignments first (io wins a tie), then the best single class move of each
+        // pass, until none lowers the estimate.
+        let uniforms = CHOICES.map(|s| with(&best, &all_searched, s));
+        eval.prepare(&uniforms);
+        for candidate in uniforms {
             if cost(&mut eval, &candidate) < cost(&mut eval, &best) {
                 best = candidate;
             }
         }
         for _ in 0..MAX_PASSES {
-            let mut improved = false;
-            for members in &classes {
-                for s in CHOICES {
-                    if members.iter().all(|&b| best[b] == s) {
-                        continue;
-                    }
-                    let candidate = with(&best, members, s);
-                    if cost(&mut eval, &candidate) < cost(&mut eval, &best) {
-                        best = candidate;
-                        improved = true;
-                    }
+            let candidates = moves(&best);
+            eval.prepare(&candidates);
+            let mut improved = None;
+            let mut lowest = cost(&mut eval, &best);
+            for candidate in candidates {
+                let c = cost(&mut eval, &candidate);
+                if c < lowest {
+                    lowest = c;
+                    improved = Some(candidate);
                 }
             }
-            if !improved {
-                break;
+            match improved {
+                Some(candidate) => best = candidate,
+                None => break,
             }
         }
     }
     // Each class's alternatives against the chosen plan: the last pass estimated them already.
+    eval.prepare(&moves(&best));
     let mut alternatives = vec![Vec::new(); requested.len()];
     let mut class_size = vec![0; requested.len()];
     for members in &classes {
