@@ -2,7 +2,7 @@
 //! It is a model with named constants (docs/cost.md), not a device measurement. The planner uses
 //! it to choose among the strategies the options allow; reports show it. It decides nothing itself.
 
-use crate::analyse::{DirectedGraph, GraphIndex};
+use crate::analyse::{Analysis, DirectedGraph};
 use crate::graph::{Graph, NodeId, OpKind};
 use crate::options::Options;
 use serde::{Deserialize, Serialize};
@@ -222,39 +222,17 @@ impl fmt::Display for HumanBytes {
 }
 
 /// Reusable scratch for [`estimate`]: one stamp per partition, so that a value read by several
-/// nodes of one partition crosses into it once; and each value's size once read, since reading a
-/// node's meta is a cache miss and a search estimates many plans of one graph.
+/// nodes of one partition crosses into it once.
 #[derive(Default)]
 pub struct Scratch {
     stamp: Vec<u32>,
-    bytes: Vec<u64>,
-}
-
-/// `Scratch::bytes`: not read yet, and read but unknown.
-const UNREAD: u64 = u64::MAX;
-const UNSIZED: u64 = u64::MAX - 1;
-
-impl Scratch {
-    fn bytes(&mut self, graph: &Graph, value: NodeId) -> Option<u64> {
-        if self.bytes.len() != graph.len() {
-            self.bytes = vec![UNREAD; graph.len()];
-        }
-        let slot = &mut self.bytes[value.index()];
-        if *slot == UNREAD {
-            *slot = match graph.node(value).meta.bytes() {
-                Some(b) if b < UNSIZED => b,
-                _ => UNSIZED,
-            };
-        }
-        (*slot != UNSIZED).then_some(*slot)
-    }
 }
 
 /// The estimate for `partition_of` (each node's delegate partition, `None` for CPU) with `count`
 /// partitions. O(V + E).
 pub fn estimate(
     graph: &Graph,
-    index: &GraphIndex,
+    analysis: &Analysis,
     options: &Options,
     model: &CostModel,
     partition_of: &[Option<u32>],
@@ -287,7 +265,7 @@ pub fn estimate(
         }
         let mut crossings = 0u64;
         let mut leaves = false;
-        for &user in index.successors(value) {
+        for &user in analysis.index.successors(value) {
             let there = partition_of[user.index()];
             if there == home {
                 continue;
@@ -302,7 +280,7 @@ pub fn estimate(
         }
         crossings += u64::from(leaves);
         if crossings > 0 {
-            match scratch.bytes(graph, value) {
+            match analysis.value_bytes[i] {
                 Some(b) => out.boundary_bytes += b * crossings,
                 None => out.unsized_values += 1,
             }

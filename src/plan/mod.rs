@@ -10,7 +10,7 @@ pub use search::Alternative;
 
 use crate::analyse::{Analysis, DirectedGraph};
 use crate::check;
-use crate::cost::{CostEstimate, CostModel, estimate};
+use crate::cost::{CostEstimate, CostModel, Scratch, estimate};
 use crate::graph::{Graph, NodeId};
 use crate::measure::{Measure, measure};
 use crate::options::Options;
@@ -191,7 +191,7 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
         });
     }
     let requested = strategy::resolve_requests(graph, analysis, request)?;
-    let mut searched = search::search(graph, analysis, request, &requested);
+    let searched = search::search(graph, analysis, request, &requested);
     let decided = searched.decided;
     let tagging = tag_nodes(
         graph,
@@ -260,12 +260,12 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
     let stock = Tagging::stock(graph);
     let stock_estimate = estimate(
         graph,
-        &analysis.index,
+        analysis,
         &request.options,
         &request.cost,
         stock.partitions(),
         stock.partition_count(),
-        &mut searched.scratch,
+        &mut Scratch::default(),
     );
     let mut plan = Plan {
         options: request.options.clone(),

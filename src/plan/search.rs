@@ -33,8 +33,6 @@ pub struct Alternative {
 /// What the search settled on.
 pub(super) struct Searched {
     pub decided: Decided,
-    /// The estimator's scratch, sizes read: for the plan's other estimates.
-    pub scratch: Scratch,
     pub estimate: CostEstimate,
     /// Per buffer: the alternatives weighed for it (empty for a fixed request).
     pub alternatives: Vec<Vec<Alternative>>,
@@ -82,7 +80,7 @@ fn evaluate(
     let decided = strategy::decide(graph, analysis, request, requested, assigned);
     let estimate = estimate(
         graph,
-        &analysis.index,
+        analysis,
         &request.options,
         &request.cost,
         &decided.partition,
@@ -153,20 +151,16 @@ impl Evaluator<'_> {
         &self.memo[assigned]
     }
 
-    /// The evaluation of `assigned` and the scratch, the memo given up (so that the evaluation is
-    /// not copied).
-    fn into_evaluation(mut self, assigned: &[Strategy]) -> (Evaluation, Scratch) {
-        let e = match self.memo.remove(assigned) {
-            None => self.evaluate(assigned),
-            Some(shared) => {
-                self.memo.clear();
-                Rc::try_unwrap(shared).unwrap_or_else(|rc| Evaluation {
-                    decided: rc.decided.clone(),
-                    estimate: rc.estimate,
-                })
-            }
+    /// The evaluation of `assigned`, the memo given up (so that it is not copied).
+    fn into_evaluation(mut self, assigned: &[Strategy]) -> Evaluation {
+        let Some(shared) = self.memo.remove(assigned) else {
+            return self.evaluate(assigned);
         };
-        (e, self.scratch)
+        self.memo.clear();
+        Rc::try_unwrap(shared).unwrap_or_else(|rc| Evaluation {
+            decided: rc.decided.clone(),
+            estimate: rc.estimate,
+        })
     }
 }
 
@@ -366,10 +360,9 @@ pub(super) fn search(
     }
     let evaluated = eval.memo.len() - usize::from(first_aliased);
     let chosen_is_first = Rc::ptr_eq(&eval.memo[&best], &eval.memo[&start]);
-    let (chosen, scratch) = eval.into_evaluation(&best);
+    let chosen = eval.into_evaluation(&best);
     Searched {
         decided: chosen.decided,
-        scratch,
         estimate: chosen.estimate,
         alternatives,
         class_size,
