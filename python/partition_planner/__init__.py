@@ -21,7 +21,8 @@ BRIDGE_SCHEMA = "partition-planner/graph@1"
 
 def plan(graph: Mapping, overrides: Optional[Mapping] = None) -> dict:
     """Plans a bridge JSON document (a dict); returns the plan@1 document. ``overrides``:
-    ``{"options": {"take_over_mutable_buffer": False, ...}, "strategies": ["cpu", "BUFFER=io"]}``."""
+    ``{"options": {"take_over_mutable_buffer": False, ...}, "strategies": ["cpu", "BUFFER=io"],
+    "cost": {"call_overhead_us": 200.0}}`` (docs/cost.md)."""
     from . import _native
 
     return json.loads(_native.plan(json.dumps(graph), None if overrides is None else json.dumps(overrides)))
