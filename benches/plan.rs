@@ -7,6 +7,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use partition_planner::analyse::analyse;
 use partition_planner::generate::generate;
 use partition_planner::import::parse_graph;
+use partition_planner::options::DeploymentTarget;
 use partition_planner::plan::{PlanRequest, plan};
 use partition_planner::report::plan_json;
 use partition_planner::whatif::{Change, Session};
@@ -63,21 +64,25 @@ fn generated_graphs(c: &mut Criterion) {
 }
 
 /// The planning stage alone (the graph parsed and analysed once): what the cost model's search
-/// adds, with take-over as the document says (on) and off (every buffer searched).
+/// adds, with take-over as the document says (on), off (every buffer searched), and off below
+/// iOS18 (where partitions without runtime inputs are also re-planned).
 fn planning(c: &mut Criterion) {
     let text = generate(100_000, SEED).expect("generates");
     let graph = parse_graph(&text).expect("imports");
     let analysis = analyse(&graph);
     let mut group = c.benchmark_group("plan only/100000 nodes");
-    for take_over in [true, false] {
+    let cases: [(&str, bool, bool); 3] = [
+        ("take-over on", true, true),
+        ("take-over off", false, true),
+        ("take-over off, iOS17", false, false),
+    ];
+    for (name, take_over, ios18) in cases {
         let mut request = PlanRequest::new(&graph);
         request.verify = false;
         request.options.take_over_mutable_buffer = take_over;
-        let name = if take_over {
-            "take-over on"
-        } else {
-            "take-over off"
-        };
+        if !ios18 {
+            request.options.minimum_deployment_target = Some(DeploymentTarget::Ios17);
+        }
         group.bench_function(name, |b| {
             b.iter(|| {
                 plan(&graph, &analysis, black_box(&request))

@@ -4,7 +4,7 @@
 
 use super::levels::{self, Groups};
 use super::{PlanError, PlanRequest, Strategy, StrategyRequest};
-use crate::analyse::{Analysis, BufferChain};
+use crate::analyse::{Analysis, BufferChain, DirectedGraph};
 use crate::graph::{Graph, NodeId, OpKind};
 use crate::rules::{Finding, FindingKind, PathStep, RuleId, render_path};
 
@@ -387,6 +387,7 @@ fn explain_blocker(
 
 /// Below iOS18, the `call_function` nodes of each partition that would read no runtime value:
 /// constants tagged into it (with `take_over_constant_data`) and nodes inside it are not inputs.
+/// Reads the index's compact edge lists: this runs once per candidate plan of the search.
 fn inputless_partitions(
     graph: &Graph,
     analysis: &Analysis,
@@ -398,25 +399,38 @@ fn inputless_partitions(
     }
     let constants_inside = request.options.take_over_constant_data;
     let mut has_input = vec![false; levels.count as usize];
-    let mut members: Vec<Vec<NodeId>> = vec![Vec::new(); levels.count as usize];
-    for &n in analysis.index.order() {
-        let Some(p) = levels.partition[n.index()] else {
+    let mut has_ops = vec![false; levels.count as usize];
+    for (i, &home) in levels.partition.iter().enumerate() {
+        let n = NodeId(i as u32);
+        let Some(p) = home else {
             continue;
         };
-        if graph.op(n) != OpKind::CallFunction {
+        if graph.op(n) != OpKind::CallFunction || has_input[p as usize] {
+            has_ops[p as usize] |= graph.op(n) == OpKind::CallFunction;
             continue;
         }
-        members[p as usize].push(n);
-        let reads_runtime = graph.node(n).inputs.iter().any(|&q| {
+        has_ops[p as usize] = true;
+        has_input[p as usize] = analysis.index.predecessors(n).iter().any(|&q| {
             levels.partition[q.index()] != Some(p)
                 && !(constants_inside && graph.role(q).is_constant_data())
         });
-        has_input[p as usize] |= reads_runtime;
+    }
+    let stranded: Vec<u32> = (0..levels.count)
+        .filter(|&p| has_ops[p as usize] && !has_input[p as usize])
+        .collect();
+    if stranded.is_empty() {
+        return Vec::new();
+    }
+    let mut members: Vec<Vec<NodeId>> = vec![Vec::new(); stranded.len()];
+    for &n in analysis.index.order() {
+        if graph.op(n) != OpKind::CallFunction {
+            continue;
+        }
+        if let Some(p) = levels.partition[n.index()]
+            && let Ok(k) = stranded.binary_search(&p)
+        {
+            members[k].push(n);
+        }
     }
     members
-        .into_iter()
-        .zip(has_input)
-        .filter(|(m, has)| !has && !m.is_empty())
-        .map(|(m, _)| m)
-        .collect()
 }
