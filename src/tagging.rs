@@ -21,6 +21,10 @@ impl Tagging {
 
     /// The tags the input document carries (the stock partitioner's proposal).
     pub fn stock(graph: &Graph) -> Self {
+        if graph.stock_partitions == 0 {
+            // An untagged document (a generated one, say): no need to read every node.
+            return Tagging::new(Vec::new(), vec![None; graph.len()]);
+        }
         Self::from_names(graph.nodes.iter().map(|n| n.stock_tag.as_deref()))
     }
 

@@ -331,13 +331,14 @@ pub(super) fn search(
     eval.prepare(&moves(&best));
     let mut alternatives = vec![Vec::new(); requested.len()];
     let mut class_size = vec![0; requested.len()];
+    let states_first = eval.memo[&start].estimate;
     for members in &classes {
         for &b in members {
             class_size[b] = members.len();
             if states_allowed {
                 alternatives[b].push(Alternative {
                     strategy: Strategy::State,
-                    estimate: eval.memo[&start].estimate,
+                    estimate: states_first,
                     refused: state_refusals[b].clone(),
                 });
             }
