@@ -27,7 +27,6 @@ fn main() -> ExitCode {
     };
     let analysis = analyse(&graph);
     let mut request = PlanRequest::new(&graph);
-    request.verify = false;
     request.options.take_over_mutable_buffer = take_over == "on";
     if args.get(2).is_some_and(|a| a == "below-ios18") {
         request.options.minimum_deployment_target = None;

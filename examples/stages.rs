@@ -1,11 +1,12 @@
 //! Times each stage on one graph:
 //! `cargo run --release --example stages -- GRAPH.json [--check] [--repeat N]`.
-//! With `--repeat N` each stage's figure is the median of N runs (this machine is noisy).
+//! With `--repeat N` each stage's figure is the median of N runs (this machine is noisy). `--check`
+//! runs the checker on the plan and on the stock proposal, as the CLI does, before the plan is emitted.
 use partition_planner::analyse::analyse;
-use partition_planner::check::check;
 use partition_planner::import::parse_graph;
 use partition_planner::plan::{PlanRequest, plan};
 use partition_planner::report::plan_json;
+use partition_planner::verify::{Verdict, verify};
 use std::time::Instant;
 
 const STAGES: [&str; 6] = ["parse", "analyse", "plan", "emit", "drop", "check"];
@@ -39,21 +40,24 @@ fn main() {
         let analysis = analyse(&graph);
         times[1].push(lap());
         sizes[1] = analysis.buffers.len();
-        let mut request = PlanRequest::new(&graph);
-        request.verify = false;
+        let request = PlanRequest::new(&graph);
         let _ = lap();
         let p = plan(&graph, &analysis, &request).expect("plans");
         times[2].push(lap());
         sizes[2] = p.measure.partitions.len();
-        let s = serde_json::to_string(&plan_json(&graph, &analysis, &p)).expect("serializes");
+        let verdict = if with_check {
+            let v = verify(&graph, &p, &request);
+            times[5].push(lap());
+            sizes[5] = v.plan.len() + v.stock.len();
+            v
+        } else {
+            Verdict::default()
+        };
+        let s =
+            serde_json::to_string(&plan_json(&graph, &analysis, &p, &verdict)).expect("serializes");
         times[3].push(lap());
         sizes[3] = s.len();
-        if with_check {
-            let f = check(&graph, &p.tagging, &p.options, &request.supported);
-            times[5].push(lap());
-            sizes[5] = f.len();
-        }
-        drop((s, p, analysis, request));
+        drop((s, p, verdict, analysis, request));
         let _ = lap();
         drop(graph);
         times[4].push(lap());

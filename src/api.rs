@@ -13,6 +13,7 @@ use crate::plan::{Plan, PlanError, PlanRequest, parse_strategy_spec, plan};
 use crate::report;
 use crate::rules::Finding;
 use crate::tagging::Tagging;
+use crate::verify::{Verdict, verify};
 use serde::Deserialize;
 
 /// What a caller may override of the document's own options, and the strategies it asks for.
@@ -61,20 +62,22 @@ pub enum ApiError {
     Usage(String),
 }
 
-/// A planned document: the graph and its analysis, kept for reporting.
+/// A planned document: the graph and its analysis, kept for reporting, the plan, and the
+/// independent checker's verdict on it.
 pub struct Planned {
     pub graph: Graph,
     pub analysis: crate::analyse::Analysis,
     pub plan: Plan,
+    pub verdict: Verdict,
 }
 
 impl Planned {
     /// The `plan@1` document, written as serde serializes it.
     pub fn json(&self) -> report::PlanDocument<'_> {
-        report::plan_json(&self.graph, &self.analysis, &self.plan)
+        report::plan_json(&self.graph, &self.analysis, &self.plan, &self.verdict)
     }
     pub fn text(&self) -> String {
-        report::plan_text(&self.graph, &self.analysis, &self.plan)
+        report::plan_text(&self.graph, &self.analysis, &self.plan, &self.verdict)
     }
     /// One entry per delegate partition, keyed by content (docs/manifest.md).
     pub fn manifest(&self) -> Manifest {
@@ -87,10 +90,12 @@ pub fn plan_document(text: &str, overrides: &Overrides) -> Result<Planned, ApiEr
     let request = overrides.request(&graph)?;
     let analysis = analyse(&graph);
     let plan = plan(&graph, &analysis, &request)?;
+    let verdict = verify(&graph, &plan, &request);
     Ok(Planned {
         graph,
         analysis,
         plan,
+        verdict,
     })
 }
 

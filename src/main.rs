@@ -10,7 +10,7 @@ use partition_planner::import::parse_graph;
 use partition_planner::manifest::{MANIFEST_SCHEMA, Manifest, manifest_diff};
 use partition_planner::options::{DeploymentTarget, PartialOptions};
 use partition_planner::report::{
-    Answered, comparison_table, manifest_diff_text, whatif_json, whatif_text,
+    Answered, Base, comparison_table, manifest_diff_text, whatif_json, whatif_text,
 };
 use partition_planner::whatif::{Scenario, Session, parse_scenarios};
 use std::io::Write;
@@ -252,17 +252,22 @@ fn whatif(
             changes: &s.changes,
             plan: &r.plan,
             diff: &r.diff,
+            verdict: &r.verdict,
         })
         .collect();
-    let (graph, base) = (&session.graph, &session.base);
+    let graph = &session.graph;
+    let base = Base {
+        plan: &session.base,
+        verdict: &session.base_verdict,
+    };
     common.emit(common.render(
         || whatif_json(graph, base, &answered),
         || match answered.as_slice() {
-            [one] if !batch => whatif_text(graph, base, one),
+            [one] if !batch => whatif_text(graph, base.plan, one),
             all => comparison_table(base, all),
         },
     ))?;
-    match answered.iter().find_map(|a| a.plan.violations().next()) {
+    match answered.iter().find_map(|a| a.verdict.violations().next()) {
         Some(v) => Err(Failure(
             3,
             format!("internal error: the checker rejects a plan: {v}"),
@@ -287,7 +292,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             if let Some(path) = emit_manifest {
                 write_to(Some(&path), &pretty(&planned.manifest()))?;
             }
-            if let Some(v) = planned.plan.violations().next() {
+            if let Some(v) = planned.verdict.violations().next() {
                 return Err(Failure(
                     3,
                     format!("internal error: the checker rejects this plan: {v}"),

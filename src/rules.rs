@@ -5,38 +5,32 @@ use serde::Serialize;
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum RuleId {
     /// Contracting each delegate partition to one node leaves a DAG.
-    #[serde(rename = "ACYCLIC")]
     Acyclic,
     /// No unsupported node is tagged.
-    #[serde(rename = "SUPPORTED")]
     Supported,
     /// With take-over off, no mutable buffer's placeholder is tagged.
-    #[serde(rename = "NO_HIDDEN_STATE")]
     NoHiddenState,
     /// A state's placeholder, whole chain and every reader of the placeholder share one partition.
-    #[serde(rename = "STATE_WHOLE")]
     StateWhole,
     /// States exist only when the minimum deployment target is iOS18 or later.
-    #[serde(rename = "STATE_TARGET")]
     StateTarget,
     /// A mutable buffer's placeholder is never tagged into a partition without its writer.
-    #[serde(rename = "NO_STALE_COPY")]
     NoStaleCopy,
     /// A constant used by several partitions is copied into each.
-    #[serde(rename = "CONSTANT_SHARING")]
     ConstantSharing,
     /// A delegate partition that reads no runtime value exists only at iOS18 or later.
-    #[serde(rename = "NO_INPUT_TARGET")]
     NoInputTarget,
     /// A plan's own summary (strategies, states, partitions) agrees with its node tags.
-    #[serde(rename = "PLAN_MATCHES_TAGS")]
     PlanMatchesTags,
+    /// A multi-output op and every `getitem` of it are on one side.
+    TupleWhole,
 }
 
 impl RuleId {
-    pub const ALL: [RuleId; 9] = [
+    pub const ALL: [RuleId; 10] = [
         RuleId::Acyclic,
         RuleId::Supported,
         RuleId::NoHiddenState,
@@ -46,6 +40,7 @@ impl RuleId {
         RuleId::ConstantSharing,
         RuleId::NoInputTarget,
         RuleId::PlanMatchesTags,
+        RuleId::TupleWhole,
     ];
 
     pub fn id(self) -> &'static str {
@@ -59,6 +54,7 @@ impl RuleId {
             RuleId::ConstantSharing => "CONSTANT_SHARING",
             RuleId::NoInputTarget => "NO_INPUT_TARGET",
             RuleId::PlanMatchesTags => "PLAN_MATCHES_TAGS",
+            RuleId::TupleWhole => "TUPLE_WHOLE",
         }
     }
 
@@ -88,6 +84,9 @@ impl RuleId {
                 "executorch refuses the delegate: \"Deploying a model with no inputs in CoreML requires you set minimum_deployment_target to iOS18 or later\""
             }
             RuleId::PlanMatchesTags => "the plan says one thing and applies another",
+            RuleId::TupleWhole => {
+                "a partition boundary would carry a tuple, which a fused delegate can neither return nor take (torch.fx's CapabilityBasedPartitioner moves every getitem into its producer's partition for this reason)"
+            }
         }
     }
 

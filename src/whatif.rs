@@ -7,6 +7,7 @@ use crate::cost::CostOverrides;
 use crate::graph::{Graph, NodeId, OpKind, Symbol};
 use crate::options::DeploymentTarget;
 use crate::plan::{Plan, PlanError, PlanRequest, StrategyRequest, parse_strategy_spec, plan};
+use crate::verify::{Verdict, verify};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::str::FromStr;
@@ -223,6 +224,8 @@ impl PlanDiff {
 pub struct WhatIf {
     pub plan: Plan,
     pub diff: PlanDiff,
+    /// The independent checker's, on `plan`.
+    pub verdict: Verdict,
 }
 
 pub struct Session {
@@ -230,6 +233,7 @@ pub struct Session {
     pub analysis: Analysis,
     pub base_request: PlanRequest,
     pub base: Plan,
+    pub base_verdict: Verdict,
     /// Op target to the nodes calling it.
     callers: HashMap<Symbol, Vec<NodeId>>,
 }
@@ -239,6 +243,7 @@ impl Session {
     pub fn new(graph: Graph, base_request: PlanRequest) -> Result<Self, PlanError> {
         let analysis = analyse(&graph);
         let base = plan(&graph, &analysis, &base_request)?;
+        let base_verdict = verify(&graph, &base, &base_request);
         let mut callers: HashMap<Symbol, Vec<NodeId>> = HashMap::new();
         for id in graph.ids().filter(|&n| graph.op(n) == OpKind::CallFunction) {
             callers
@@ -251,6 +256,7 @@ impl Session {
             analysis,
             base_request,
             base,
+            base_verdict,
             callers,
         })
     }
@@ -298,12 +304,24 @@ impl Session {
         Ok(r)
     }
 
-    /// The plan for the base request with `changes` applied, and how it differs from the base plan.
+    /// The plan for the base request with `changes` applied, how it differs from the base plan,
+    /// and the checker's verdict on it.
     pub fn what_if(&self, changes: &[Change]) -> Result<WhatIf, WhatIfError> {
         let request = self.request(changes)?;
-        let plan = plan(&self.graph, &self.analysis, &request)?;
+        let (plan, diff) = self.answer(&request)?;
+        let verdict = verify(&self.graph, &plan, &request);
+        Ok(WhatIf {
+            plan,
+            diff,
+            verdict,
+        })
+    }
+
+    /// The plan for `request` and how it differs from the base plan, unchecked.
+    pub fn answer(&self, request: &PlanRequest) -> Result<(Plan, PlanDiff), WhatIfError> {
+        let plan = plan(&self.graph, &self.analysis, request)?;
         let diff = diff(&self.graph, &self.base, &plan);
-        Ok(WhatIf { plan, diff })
+        Ok((plan, diff))
     }
 }
 

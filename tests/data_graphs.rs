@@ -9,6 +9,7 @@ use partition_planner::options::{DeploymentTarget, Options};
 use partition_planner::plan::{PlanRequest, Strategy, StrategyRequest, plan};
 use partition_planner::rules::{Finding, RuleId, violated};
 use partition_planner::tagging::Tagging;
+use partition_planner::verify::verify;
 use std::path::PathBuf;
 
 fn data_dir() -> PathBuf {
@@ -75,7 +76,10 @@ fn every_graph_plans_under_every_option_set() {
                     r.options.minimum_deployment_target = target;
                     r.strategy = strategy.parse().unwrap();
                     let p = plan(&g, &analysis, &r).unwrap();
-                    let broken: Vec<String> = p.violations().map(|f| f.to_string()).collect();
+                    let broken: Vec<String> = verify(&g, &p, &r)
+                        .violations()
+                        .map(|f| f.to_string())
+                        .collect();
                     assert!(
                         broken.is_empty(),
                         "{name} take_over={take_over} {target:?} {strategy}: {broken:#?}"
@@ -163,9 +167,13 @@ fn executorch_1_4_with_take_over_off_hides_a_state_and_1_5_does_not() {
     assert_eq!(hidden, ["cache"]);
     assert!(violated(&stock_check(&new, &new.options)).is_empty());
     for g in [old, new] {
-        let p = plan(&g, &analyse(&g), &PlanRequest::new(&g)).unwrap();
+        let r = PlanRequest::new(&g);
+        let p = plan(&g, &analyse(&g), &r).unwrap();
         assert_eq!(
-            (p.buffers[0].strategy, p.violations().count()),
+            (
+                p.buffers[0].strategy,
+                verify(&g, &p, &r).violations().count()
+            ),
             (Strategy::Io, 0)
         );
     }
@@ -218,14 +226,15 @@ fn the_writer_untagged_tagging_is_a_cycle_with_its_path_and_the_plan_fixes_it() 
         let mut r = PlanRequest::new(&g);
         r.options.take_over_mutable_buffer = take_over;
         let p = plan(&g, &analyse(&g), &r).unwrap();
-        assert_eq!(p.violations().count(), 0);
+        let verdict = verify(&g, &p, &r);
+        assert_eq!(verdict.violations().count(), 0);
         let want = if take_over {
             Strategy::State
         } else {
             Strategy::Io
         };
         assert_eq!(p.buffers[0].strategy, want);
-        assert!(violated(&p.stock_findings).contains(&RuleId::Acyclic));
+        assert!(violated(&verdict.stock).contains(&RuleId::Acyclic));
     }
 }
 
@@ -243,7 +252,7 @@ fn plan_of(g: &Graph, take_over: bool) -> partition_planner::plan::Plan {
     let mut r = PlanRequest::new(g);
     r.options.take_over_mutable_buffer = take_over;
     let p = plan(g, &analyse(g), &r).unwrap();
-    assert_eq!(p.violations().count(), 0);
+    assert_eq!(verify(g, &p, &r).violations().count(), 0);
     p
 }
 
@@ -327,7 +336,13 @@ fn qwen3_5_on_executorch_1_4_with_take_over_off_hides_36_states_and_the_plan_non
     let mut r = PlanRequest::new(&g);
     r.strategy = StrategyRequest::Fixed(Strategy::Cpu);
     let cpu = plan(&g, &analyse(&g), &r).unwrap();
-    assert_eq!((cpu.violations().count(), cpu.measure.states()), (0, 0));
+    assert_eq!(
+        (
+            verify(&g, &cpu, &r).violations().count(),
+            cpu.measure.states()
+        ),
+        (0, 0)
+    );
     assert_eq!(cpu.measure.partitions.len(), 43);
     assert!(p.estimate.total_us < cpu.estimate.total_us);
     // Each class of buffers on CPU alone would already split the delegate.

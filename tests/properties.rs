@@ -13,6 +13,7 @@ use partition_planner::options::{DeploymentTarget, Options};
 use partition_planner::plan::{Plan, PlanRequest, Strategy, StrategyRequest, plan};
 use partition_planner::rules::RuleId;
 use partition_planner::tagging::Tagging;
+use partition_planner::verify::verify;
 use proptest::prelude::*;
 
 fn random_request(graph: &Graph, seed: u64) -> PlanRequest {
@@ -106,7 +107,10 @@ fn greedy_partition_count(graph: &Graph, delegated: &[bool]) -> usize {
 }
 
 fn check_plan_properties(graph: &Graph, plan: &Plan, request: &PlanRequest, what: &str) {
-    let broken: Vec<String> = plan.violations().map(|v| v.to_string()).collect();
+    let broken: Vec<String> = verify(graph, plan, request)
+        .violations()
+        .map(|v| v.to_string())
+        .collect();
     assert!(
         broken.is_empty(),
         "{what}: the checker rejects the plan: {broken:#?}"
@@ -173,7 +177,6 @@ fn random_auto_request(graph: &Graph, seed: u64) -> PlanRequest {
         bytes_per_us: *rng.pick(&[0.5, 10.0, 1000.0, 1e6]),
         cpu_op_us: *rng.pick(&[0.0, 1.0, 5.0, 300.0]),
     };
-    r.verify = false;
     r
 }
 
@@ -255,7 +258,7 @@ fn a_chain_of_a_million_nodes_plans_without_overflowing_the_stack() {
     assert_eq!(analysis.buffers[0].chain.len(), n);
     let mut request = PlanRequest::new(&graph);
     let planned = plan(&graph, &analysis, &request).expect("plans");
-    assert_eq!(planned.violations().count(), 0);
+    assert_eq!(verify(&graph, &planned, &request).violations().count(), 0);
     // An unsupported op every 1000 nodes: the chain cannot be a state, and 1000 runs remain, which
     // the model estimates cheaper than a million ops on CPU.
     assert_eq!(planned.buffers[0].strategy, Strategy::Io);
@@ -264,7 +267,7 @@ fn a_chain_of_a_million_nodes_plans_without_overflowing_the_stack() {
         .buffer_strategies
         .push(("buf".into(), StrategyRequest::Fixed(Strategy::Cpu)));
     let planned = plan(&graph, &analysis, &request).expect("plans");
-    assert_eq!(planned.violations().count(), 0);
+    assert_eq!(verify(&graph, &planned, &request).violations().count(), 0);
     assert_eq!(planned.measure.partitions.len(), 0);
 }
 
@@ -283,7 +286,8 @@ fn random_graphs_cover_every_decision() {
                 .map_or("requested".to_string(), |r| r.id().to_string());
             *seen.entry(format!("{}:{rule}", b.strategy)).or_default() += 1;
         }
-        for f in planned.stock_findings.iter().chain(&planned.findings) {
+        let verdict = verify(&graph, &planned, &request);
+        for f in verdict.stock.iter().chain(&verdict.plan) {
             *seen.entry(format!("finding:{}", f.rule)).or_default() += 1;
         }
         if planned.measure.partitions.len() > 1 {

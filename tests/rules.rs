@@ -3,16 +3,18 @@
 
 use partition_planner::analyse::analyse;
 use partition_planner::build::BridgeBuilder;
-use partition_planner::check::{check, verify_plan};
+use partition_planner::check::check;
 use partition_planner::graph::Graph;
 use partition_planner::import::parse_graph;
 use partition_planner::options::{DeploymentTarget, Options};
 use partition_planner::plan::{PlanRequest, Strategy, plan};
 use partition_planner::rules::{FindingKind, RuleId};
 use partition_planner::tagging::Tagging;
+use partition_planner::verify::verify;
 
 /// `b_s` is a buffer updated by `scatter(b_s, neg(b_s))`; `sum` reads the new value, `mm` uses a
-/// weight `w`, `odd` is an op Core ML cannot run, `wsq` is computed from the weight alone.
+/// weight `w`, `odd` is an op Core ML cannot run, `wsq` is computed from the weight alone, and
+/// `split` has two outputs of which `half` picks one.
 fn graph() -> Graph {
     let mut b = BridgeBuilder::new();
     b.buffer("b_s", "s", &[4, 4])
@@ -30,8 +32,10 @@ fn graph() -> Graph {
         .op("odd", "aten.nonzero.default", &["mm"], false)
         .op("wsq", "aten.mul.Tensor", &["w", "w"], true)
         .op("mm2", "aten.mm.default", &["odd", "wsq"], true)
+        .op("split", "aten.split.Tensor", &["mm2"], true)
+        .op_with("half", "getitem", &["split"], &[0.into()], true)
         .mutates("scatter", "s")
-        .output(&["mm2"]);
+        .output(&["mm2", "half"]);
     parse_graph(&b.to_json()).expect("imports")
 }
 
@@ -173,6 +177,12 @@ fn cases() -> Vec<Case> {
             ),
         },
         Case {
+            rule: RuleId::TupleWhole,
+            keeps: violations(&[("split", "tag3"), ("half", "tag3")], ios18(true)),
+            // The getitem left on CPU while the op whose output it picks is delegated.
+            breaks: violations(&[("split", "tag3")], ios18(true)),
+        },
+        Case {
             rule: RuleId::PlanMatchesTags,
             keeps: Box::new(|g| plan_claims(g, false)),
             breaks: Box::new(|g| plan_claims(g, true)),
@@ -189,8 +199,8 @@ fn plan_claims(g: &Graph, lie: bool) -> Vec<RuleId> {
     if lie {
         p.buffers[0].strategy = Strategy::Cpu;
     }
-    let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
-    let mut rules: Vec<RuleId> = verify_plan(g, &p, &supported)
+    let mut rules: Vec<RuleId> = verify(g, &p, &request)
+        .plan
         .into_iter()
         .filter(|f| f.is_violation())
         .map(|f| f.rule)

@@ -24,7 +24,7 @@ fn if_core_ml_ran_the_gated_delta_rule_the_recurrent_states_would_be_states() {
             supported: true,
         }])
         .unwrap();
-    assert_eq!(answer.plan.violations().count(), 0);
+    assert_eq!(answer.verdict.violations().count(), 0);
     let d = &answer.diff;
     assert_eq!(d.states_gained.len(), 18);
     assert!(
@@ -53,7 +53,7 @@ fn on_executorch_1_4_with_take_over_off_io_would_be_one_delegate_call() {
             strategy: StrategyRequest::Fixed(Strategy::Io),
         }])
         .unwrap();
-    assert_eq!(answer.plan.violations().count(), 0);
+    assert_eq!(answer.verdict.violations().count(), 0);
     assert_eq!(answer.diff.delegate_calls, 1 - base_calls);
     assert!(answer.diff.states_gained.is_empty() && answer.diff.states_lost.is_empty());
     // And back: the same question answered again from the same session gives the base plan.

@@ -1,37 +1,25 @@
 //! The checker: verifies any tagging (the stock proposal, a hand-made one, a plan) against the
-//! rules, from the graph alone. It shares no decision code with the planner: it builds its own
-//! petgraph view of the graph, finds chains by plain forward/backward search, and tests ACYCLIC on
-//! an explicit quotient graph. Every plan produced in the tests goes through it.
+//! rules, from the graph alone. Like regalloc2's checker it is independent of what it checks: it
+//! imports only the crate's vocabulary (graph, tagging, options, rules), never the planner, and the
+//! planner never calls it; callers run the planner, then the checker (`crate::verify`). It shares
+//! no decision code with the planner: it builds its own petgraph view of the graph, reads constant
+//! roles from the signature and the target from the options itself, finds chains by plain
+//! forward/backward search, derives each partition's inputs, outputs and copies from the edges, and
+//! tests ACYCLIC on an explicit quotient graph (`cycles.rs`).
+
+mod claims;
+mod cycles;
+
+pub use claims::{BufferClaim, Claims, Lives};
 
 use crate::graph::{Graph, NodeId, OpKind};
-use crate::measure::{Measure, measure};
-use crate::options::Options;
-use crate::plan::{Plan, Strategy};
+use crate::options::{DeploymentTarget, Options};
 use crate::rules::{Finding, PathStep, RuleId};
 use crate::tagging::Tagging;
 use petgraph::Direction::Outgoing;
-use petgraph::algo::{tarjan_scc, toposort};
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::{Bfs, EdgeFiltered, EdgeRef, Reversed, Walker};
-use std::collections::{HashMap, HashSet, VecDeque};
-
-struct Checker<'a> {
-    graph: &'a Graph,
-    tagging: &'a Tagging,
-    dag: DiGraph<(), ()>,
-    /// Each node's place in the import's topological order.
-    position: Vec<usize>,
-    /// What the tagging costs, measured once for every rule that reads it.
-    measured: Measure,
-}
-
-fn ix(n: NodeId) -> NodeIndex {
-    NodeIndex::new(n.index())
-}
-
-fn id(i: NodeIndex) -> NodeId {
-    NodeId(i.index() as u32)
-}
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Every rule the tagging breaks, and what it costs, given what the backend supports.
 pub fn check(
@@ -43,50 +31,61 @@ pub fn check(
     Checker::new(graph, tagging).rules(options, supported)
 }
 
-/// `check` on a plan's tagging, plus: does the plan's own account of itself match its tags?
-pub fn verify_plan(graph: &Graph, plan: &Plan, supported: &[bool]) -> Vec<Finding> {
-    let t = &plan.tagging;
-    let c = Checker::new(graph, t);
-    let mut findings = c.rules(&plan.options, supported);
-    for b in &plan.buffers {
-        let p_tag = t.tag(b.placeholder);
-        let w_tag = t.tag(b.writer);
-        let wrong = match b.strategy {
-            Strategy::State => (p_tag.is_none() || p_tag != w_tag || b.partition.as_deref() != p_tag)
-                .then(|| format!("is said to be a state of {:?} but its placeholder is in {p_tag:?} and its writer in {w_tag:?}", b.partition)),
-            Strategy::Cpu => {
-                let tagged: Vec<&str> = c.chain(b.placeholder, b.writer).into_iter().filter(|&n| t.tag(n).is_some()).map(|n| graph.name(n)).collect();
-                (p_tag.is_some() || !tagged.is_empty()).then(|| format!("is said to run on CPU but its placeholder is in {p_tag:?} and chain nodes {tagged:?} are delegated"))
-            }
-            Strategy::Io => p_tag.is_some().then(|| format!("is said to be io but its placeholder is tagged {p_tag:?}")),
-        };
-        if let Some(wrong) = wrong {
-            findings.push(
-                Finding::violation(
-                    RuleId::PlanMatchesTags,
-                    format!("buffer {} {wrong}", b.buffer),
-                )
-                .buffer(&b.buffer),
-            );
-        }
-    }
-    let states = plan
-        .buffers
-        .iter()
-        .filter(|b| b.strategy == Strategy::State)
-        .count();
-    let measured = &c.measured;
-    if measured.states() != states || *measured != plan.measure {
-        findings.push(Finding::violation(
-            RuleId::PlanMatchesTags,
-            format!(
-                "the plan reports {} states and its own measure, but its tags hold {} states",
-                states,
-                measured.states()
-            ),
-        ));
-    }
+/// `check`, plus: does the plan's own account of itself (`claims`) match its tags?
+pub fn check_claims(
+    graph: &Graph,
+    tagging: &Tagging,
+    options: &Options,
+    supported: &[bool],
+    claims: &Claims,
+) -> Vec<Finding> {
+    let c = Checker::new(graph, tagging);
+    let mut findings = c.rules(options, supported);
+    findings.extend(c.claims(claims));
     findings
+}
+
+/// One delegate partition as the checker sees it from the edges.
+#[derive(Default)]
+struct Side {
+    /// `call_function` nodes in it.
+    ops: usize,
+    /// Values read from outside it, copied constants not counted.
+    inputs: BTreeSet<NodeId>,
+    /// Its values read outside it.
+    outputs: BTreeSet<NodeId>,
+}
+
+/// A tagged placeholder read from another side, which executorch copies for each such side.
+struct Copied {
+    placeholder: NodeId,
+    /// The other sides reading it; `None` is CPU.
+    readers: Vec<Option<u32>>,
+}
+
+struct Checker<'a> {
+    graph: &'a Graph,
+    tagging: &'a Tagging,
+    dag: DiGraph<(), ()>,
+    /// Each node's place in the import's topological order.
+    position: Vec<usize>,
+    /// Parameters, lifted constants and buffers nothing mutates, as the signature lists them.
+    constant: Vec<bool>,
+    sides: Vec<Side>,
+    copied: Vec<Copied>,
+}
+
+fn ix(n: NodeId) -> NodeIndex {
+    NodeIndex::new(n.index())
+}
+
+fn id(i: NodeIndex) -> NodeId {
+    NodeId(i.index() as u32)
+}
+
+/// Core ML states exist from iOS18 on; read here, not borrowed from the options' own helper.
+fn states_allowed(options: &Options) -> bool {
+    matches!(options.minimum_deployment_target, Some(t) if t >= DeploymentTarget::Ios18)
 }
 
 impl<'a> Checker<'a> {
@@ -104,13 +103,74 @@ impl<'a> Checker<'a> {
         for (i, n) in graph.order.iter().enumerate() {
             position[n.index()] = i;
         }
-        Checker {
+        let sig = &graph.signature;
+        let mut constant = vec![false; graph.len()];
+        for (p, _) in sig
+            .inputs_to_parameters
+            .iter()
+            .chain(&sig.inputs_to_lifted_tensor_constants)
+            .chain(&sig.inputs_to_buffers)
+        {
+            constant[p.index()] = true;
+        }
+        for b in &sig.mutable_buffers {
+            constant[b.placeholder.index()] = false;
+        }
+        let mut c = Checker {
             graph,
             tagging,
             dag,
             position,
-            measured: measure(graph, tagging),
+            constant,
+            sides: Vec::new(),
+            copied: Vec::new(),
+        };
+        c.derive_sides();
+        c
+    }
+
+    /// Each partition's ops, inputs and outputs, and the copies of tagged placeholders, from the
+    /// edges in node order.
+    fn derive_sides(&mut self) {
+        let t = self.tagging;
+        let mut sides: Vec<Side> = (0..t.partition_count()).map(|_| Side::default()).collect();
+        let mut copied: Vec<Copied> = Vec::new();
+        let mut copy_of: HashMap<NodeId, usize> = HashMap::new();
+        for n in self.graph.ids() {
+            let here = t.partition(n);
+            if let Some(p) = here
+                && self.graph.op(n) == OpKind::CallFunction
+            {
+                sides[p as usize].ops += 1;
+            }
+            for &q in &self.graph.node(n).inputs {
+                let there = t.partition(q);
+                if there == here {
+                    continue;
+                }
+                if self.graph.op(q) == OpKind::Placeholder && there.is_some() {
+                    let k = *copy_of.entry(q).or_insert_with(|| {
+                        copied.push(Copied {
+                            placeholder: q,
+                            readers: Vec::new(),
+                        });
+                        copied.len() - 1
+                    });
+                    if !copied[k].readers.contains(&here) {
+                        copied[k].readers.push(here);
+                    }
+                    continue;
+                }
+                if let Some(p) = here {
+                    sides[p as usize].inputs.insert(q);
+                }
+                if let Some(p) = there {
+                    sides[p as usize].outputs.insert(q);
+                }
+            }
         }
+        self.sides = sides;
+        self.copied = copied;
     }
 
     /// Every rule, on this tagging.
@@ -120,6 +180,7 @@ impl<'a> Checker<'a> {
         findings.extend(self.acyclic());
         findings.extend(self.constant_sharing());
         findings.extend(self.inputs(options));
+        findings.extend(self.tuples());
         findings
     }
 
@@ -268,7 +329,7 @@ impl<'a> Checker<'a> {
                 );
             }
         }
-        if !states.is_empty() && !options.target_allows_states() {
+        if !states.is_empty() && !states_allowed(options) {
             out.push(
                 Finding::violation(
                     RuleId::StateTarget,
@@ -285,225 +346,108 @@ impl<'a> Checker<'a> {
         out
     }
 
-    /// ACYCLIC: contract every partition to one vertex; the result must be a DAG. Each cycle is
-    /// reported with a concrete path: per non-convex partition the shortest path that leaves and
-    /// re-enters it, otherwise one cycle through several partitions.
-    fn acyclic(&self) -> Vec<Finding> {
-        let parts = self.tagging.partition_count();
-        let vertex = |n: NodeId| match self.tagging.partition(n) {
-            Some(p) => p as usize,
-            None => parts + n.index(),
-        };
-        let mut q = DiGraph::<(), NodeId>::with_capacity(parts + self.graph.len(), 0);
-        for _ in 0..parts + self.graph.len() {
-            q.add_node(());
-        }
-        let mut edge_of: HashMap<(usize, usize), (NodeId, NodeId)> = HashMap::new();
-        for e in self.dag.raw_edges() {
-            let (a, b) = (id(e.source()), id(e.target()));
-            let (va, vb) = (vertex(a), vertex(b));
-            if va != vb && !self.is_copied(a, b) && !edge_of.contains_key(&(va, vb)) {
-                edge_of.insert((va, vb), (a, b));
-                q.add_edge(NodeIndex::new(va), NodeIndex::new(vb), a);
-            }
-        }
-        if toposort(&q, None).is_ok() {
+    /// NO_INPUT_TARGET: below iOS18 every partition reads a runtime value; constants tagged into it
+    /// and states it owns are not inputs of the Core ML model.
+    fn inputs(&self, options: &Options) -> Vec<Finding> {
+        if states_allowed(options) {
             return Vec::new();
         }
         let mut out = Vec::new();
-        for scc in tarjan_scc(&q).into_iter().filter(|s| s.len() > 1) {
-            let mut parts_in: Vec<usize> = scc
-                .iter()
-                .map(|v| v.index())
-                .filter(|&v| v < parts)
+        for (p, side) in self.sides.iter().enumerate() {
+            if !side.inputs.is_empty() || side.ops == 0 {
+                continue;
+            }
+            let tag = self.tagging.name(p as u32);
+            let members: Vec<&str> = self
+                .graph
+                .ids()
+                .filter(|&n| {
+                    self.tagging.partition(n) == Some(p as u32)
+                        && self.graph.op(n) == OpKind::CallFunction
+                })
+                .map(|n| self.name(n))
                 .collect();
-            parts_in.sort();
-            let before = out.len();
-            for &p in &parts_in {
-                if let Some(path) = self.leave_and_reenter(p as u32) {
-                    let tag = self.tagging.name(p as u32);
-                    let (exit, entry) = (&path[0].node, &path[path.len() - 1].node);
-                    out.push(
-                        Finding::violation(RuleId::Acyclic, format!("partition {tag} is not convex: a path leaves it at {exit} and re-enters it at {entry} through nodes outside it"))
-                            .partition(tag)
-                            .nodes(path.iter().map(|s| s.node.clone()))
-                            .path(path),
-                    );
-                }
-            }
-            if out.len() == before
-                && let Some(path) = self.cycle_through(&q, &scc, &edge_of, parts)
-            {
-                let tags: Vec<String> = parts_in
-                    .iter()
-                    .map(|&p| self.tagging.name(p as u32).to_string())
-                    .collect();
-                out.push(
-                    Finding::violation(
-                        RuleId::Acyclic,
-                        format!(
-                            "partitions {} depend on each other in a cycle",
-                            tags.join(", ")
-                        ),
-                    )
-                    .nodes(path.iter().map(|s| s.node.clone()))
-                    .path(path),
-                );
-            }
+            out.push(
+                Finding::violation(
+                    RuleId::NoInputTarget,
+                    format!(
+                        "partition {tag} reads no runtime value ({}) but the minimum deployment target is {}",
+                        members.join(", "),
+                        options.target_label()
+                    ),
+                )
+                .partition(tag)
+                .nodes(members),
+            );
         }
         out
     }
 
-    /// Shortest path from a node of partition `p` out through other nodes and back into `p`.
-    fn leave_and_reenter(&self, p: u32) -> Option<Vec<PathStep>> {
-        let inside = |n: NodeId| self.tagging.partition(n) == Some(p);
-        let mut parent: HashMap<NodeId, NodeId> = HashMap::new();
-        let mut queue = VecDeque::new();
-        for a in self.graph.ids().filter(|&n| inside(n)) {
-            for b in self.dag.neighbors_directed(ix(a), Outgoing).map(id) {
-                if !inside(b) && !self.is_copied(a, b) && !parent.contains_key(&b) {
-                    parent.insert(b, a);
-                    queue.push_back(b);
-                }
-            }
-        }
-        while let Some(x) = queue.pop_front() {
-            for y in self.dag.neighbors_directed(ix(x), Outgoing).map(id) {
-                if inside(y) {
-                    let mut path = vec![y, x];
-                    let mut at = x;
-                    while let Some(&prev) = parent.get(&at) {
-                        path.push(prev);
-                        if inside(prev) {
-                            break;
-                        }
-                        at = prev;
-                    }
-                    path.reverse();
-                    return Some(path.into_iter().map(|n| self.step(n, false)).collect());
-                }
-                if let std::collections::hash_map::Entry::Vacant(e) = parent.entry(y) {
-                    e.insert(x);
-                    queue.push_back(y);
-                }
-            }
-        }
-        None
-    }
-
-    /// One cycle of the quotient graph inside `scc`, as graph edges joined by steps inside partitions.
-    fn cycle_through(
-        &self,
-        q: &DiGraph<(), NodeId>,
-        scc: &[NodeIndex],
-        edge_of: &HashMap<(usize, usize), (NodeId, NodeId)>,
-        parts: usize,
-    ) -> Option<Vec<PathStep>> {
-        let members: HashSet<NodeIndex> = scc.iter().copied().collect();
-        let start = scc
-            .iter()
-            .copied()
-            .filter(|v| v.index() < parts)
-            .min()
-            .unwrap_or(scc[0]);
-        let mut parent: HashMap<NodeIndex, NodeIndex> = HashMap::new();
-        let mut queue = VecDeque::from([start]);
-        let mut last = None;
-        'search: while let Some(v) = queue.pop_front() {
-            for u in q.neighbors_directed(v, Outgoing) {
-                if u == start {
-                    last = Some(v);
-                    break 'search;
-                }
-                if members.contains(&u) && !parent.contains_key(&u) {
-                    parent.insert(u, v);
-                    queue.push_back(u);
-                }
-            }
-        }
-        let mut vertices = vec![start, last?];
-        while let Some(&p) = parent.get(vertices.last()?) {
-            vertices.push(p);
-        }
-        vertices.reverse(); // start, ..., last, start
-        let mut steps: Vec<PathStep> = Vec::new();
-        for pair in vertices.windows(2) {
-            let &(a, b) = edge_of.get(&(pair[0].index(), pair[1].index()))?;
-            let jump = steps
-                .last()
-                .is_some_and(|s: &PathStep| s.node != self.name(a));
-            if steps.last().is_none_or(|s| s.node != self.name(a)) {
-                steps.push(self.step(a, jump));
-            }
-            steps.push(self.step(b, false));
-        }
-        // Close the loop inside the partition it started from.
-        if let (Some(first), Some(last)) = (steps.first(), steps.last())
-            && first.node != last.node
-        {
-            let mut close = first.clone();
-            close.within_partition = true;
-            steps.push(close);
-        }
-        Some(steps)
-    }
-
-    /// NO_INPUT_TARGET: below iOS18 every partition reads a runtime value; constants tagged into it
-    /// and states it owns are not inputs of the Core ML model.
-    fn inputs(&self, options: &Options) -> Vec<Finding> {
-        if options.target_allows_states() {
-            return Vec::new();
-        }
-        self.measured
-            .partitions
-            .iter()
-            .filter(|p| p.inputs.is_empty() && p.nodes > 0)
-            .map(|p| {
-                let members: Vec<&str> = self
-                    .graph
-                    .ids()
-                    .filter(|&n| self.tagging.tag(n) == Some(p.tag.as_str()) && self.graph.node(n).op == OpKind::CallFunction)
-                    .map(|n| self.name(n))
-                    .collect();
-                Finding::violation(
-                    RuleId::NoInputTarget,
-                    format!("partition {} reads no runtime value ({}) but the minimum deployment target is {}", p.tag, members.join(", "), options.target_label()),
-                )
-                .partition(&p.tag)
-                .nodes(members)
-            })
-            .collect()
-    }
-
     /// CONSTANT_SHARING: a tagged constant read by other partitions or CPU is copied for each.
     fn constant_sharing(&self) -> Vec<Finding> {
-        self.measured
-            .constant_copies
+        self.copied
             .iter()
-            .filter(|c| self.graph.role(c.placeholder).is_constant_data())
+            .filter(|c| self.constant[c.placeholder.index()])
             .map(|c| {
-                let readers: Vec<String> = c
+                let readers: Vec<&str> = c
                     .readers
                     .iter()
-                    .map(|r| r.clone().unwrap_or_else(|| "cpu".into()))
+                    .map(|r| r.map_or("cpu", |p| self.tagging.name(p)))
                     .collect();
-                let size = c
-                    .total_bytes()
-                    .map_or("unknown size".to_string(), |b| format!("{b} bytes"));
+                let total = self
+                    .graph
+                    .node(c.placeholder)
+                    .meta
+                    .bytes()
+                    .map(|b| b * readers.len() as u64);
+                let size = total.map_or("unknown size".to_string(), |b| format!("{b} bytes"));
+                let owner = self.tagging.tag(c.placeholder).unwrap_or_default();
                 Finding::violation(
                     RuleId::ConstantSharing,
                     format!(
-                        "{} is owned by {} and copied for {} ({size})",
+                        "{} is owned by {owner} and copied for {} ({size})",
                         self.name(c.placeholder),
-                        c.owner,
                         readers.join(", ")
                     ),
                 )
                 .nodes([self.name(c.placeholder)])
-                .partition(&c.owner)
-                .bytes(c.total_bytes())
+                .partition(owner)
+                .bytes(total)
             })
             .collect()
+    }
+
+    /// TUPLE_WHOLE: a `getitem` lives where the multi-output op it reads lives.
+    fn tuples(&self) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for n in self.graph.ids() {
+            let node = self.graph.node(n);
+            let is_getitem = node.op == OpKind::CallFunction
+                && node.target.rsplit('.').next() == Some("getitem");
+            let Some(&producer) = node.inputs.first() else {
+                continue;
+            };
+            if !is_getitem || self.graph.op(producer) != OpKind::CallFunction {
+                continue;
+            }
+            if self.tagging.partition(n) != self.tagging.partition(producer) {
+                out.push(
+                    Finding::violation(
+                        RuleId::TupleWhole,
+                        format!(
+                            "{} picks an output of {} but is on {} while {} is on {}",
+                            node.name,
+                            self.name(producer),
+                            self.side(n),
+                            self.name(producer),
+                            self.side(producer)
+                        ),
+                    )
+                    .nodes([self.name(producer), node.name.as_str()]),
+                );
+            }
+        }
+        out
     }
 }
 

@@ -48,8 +48,7 @@ fn graphs_hold_every_layer_kind_and_plan_cleanly() {
                 seen_targets.insert(node.target.clone());
             }
         }
-        let mut request = PlanRequest::new(&graph);
-        request.verify = false;
+        let request = PlanRequest::new(&graph);
         let p = plan(&graph, &analysis, &request).expect("plans");
         let found = check(&graph, &p.tagging, &p.options, &request.supported);
         let broken: Vec<String> = found

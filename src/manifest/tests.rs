@@ -20,7 +20,6 @@ fn planned(text: &str, edit: impl Fn(&mut Options)) -> Manifest {
     let analysis = analyse(&graph);
     let mut request = PlanRequest::new(&graph);
     edit(&mut request.options);
-    request.verify = false;
     let p = plan(&graph, &analysis, &request).expect("plans");
     manifest(&graph, &p.tagging, &p.options)
 }

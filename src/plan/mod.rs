@@ -1,96 +1,23 @@
 //! Plan: decide, for every mutable buffer, where its whole chain lives (a Core ML state, CPU, or
 //! delegate input/output), then split what is left for the delegate into the fewest convex
 //! partitions. The result is a value, a [`Plan`], that can be checked, reported, diffed and applied.
+//! The planner never runs the checker: its callers do (`crate::verify`).
 
 mod levels;
 mod search;
 mod strategy;
 
-pub use search::Alternative;
+pub use crate::decision::{
+    Alternative, BufferDecision, Strategy, StrategyRequest, parse_strategy_spec,
+};
 
 use crate::analyse::{Analysis, DirectedGraph};
-use crate::check;
 use crate::cost::{CostEstimate, CostModel, Scratch, estimate};
 use crate::graph::{Graph, NodeId};
 use crate::measure::{Measure, measure};
 use crate::options::Options;
-use crate::rules::{Finding, RuleId};
+use crate::rules::Finding;
 use crate::tagging::Tagging;
-use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
-
-/// Where a mutable buffer's chain lives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Strategy {
-    /// The whole chain in one delegate partition that owns the buffer as a Core ML state.
-    State,
-    /// The whole chain on CPU, the placeholder untagged; delegates read the buffer as a plain input.
-    Cpu,
-    /// The chain in delegates where supported, the placeholder untagged, the new value returned as an
-    /// ordinary output and written back by the runtime.
-    Io,
-}
-
-impl Strategy {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Strategy::State => "state",
-            Strategy::Cpu => "cpu",
-            Strategy::Io => "io",
-        }
-    }
-}
-
-impl fmt::Display for Strategy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// What the user asked for one buffer or all: a strategy, or the planner's choice.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum StrategyRequest {
-    #[default]
-    Auto,
-    Fixed(Strategy),
-}
-
-/// `STRATEGY` for every buffer, or `BUFFER=STRATEGY` for one: the spelling `--strategy` and the
-/// what-if change `strategy=` share.
-pub fn parse_strategy_spec(s: &str) -> Result<(Option<String>, StrategyRequest), String> {
-    match s.split_once('=') {
-        Some((buffer, strategy)) => Ok((Some(buffer.to_string()), strategy.parse()?)),
-        None => Ok((None, s.parse()?)),
-    }
-}
-
-impl FromStr for StrategyRequest {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(match s {
-            "auto" => StrategyRequest::Auto,
-            "state" => StrategyRequest::Fixed(Strategy::State),
-            "cpu" => StrategyRequest::Fixed(Strategy::Cpu),
-            "io" => StrategyRequest::Fixed(Strategy::Io),
-            _ => {
-                return Err(format!(
-                    "unknown strategy {s:?} (expected state, cpu, io or auto)"
-                ));
-            }
-        })
-    }
-}
-
-impl fmt::Display for StrategyRequest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StrategyRequest::Auto => f.write_str("auto"),
-            StrategyRequest::Fixed(s) => s.fmt(f),
-        }
-    }
-}
 
 /// Everything a plan depends on besides the graph's structure. What-if questions are requests.
 #[derive(Clone, Debug, PartialEq)]
@@ -106,8 +33,6 @@ pub struct PlanRequest {
     pub on_cpu: Vec<NodeId>,
     /// The constants `auto` weighs plans by.
     pub cost: CostModel,
-    /// Run the independent checker on the plan and on the stock tagging.
-    pub verify: bool,
 }
 
 impl PlanRequest {
@@ -120,7 +45,6 @@ impl PlanRequest {
             supported: graph.nodes.iter().map(|n| n.supported).collect(),
             on_cpu: Vec::new(),
             cost: CostModel::default(),
-            verify: true,
         }
     }
 }
@@ -131,27 +55,6 @@ pub enum PlanError {
     UnknownBuffer { name: String, known: String },
     #[error("the support table has {got} entries for a graph of {expected} nodes")]
     SupportLength { got: usize, expected: usize },
-}
-
-/// The decision for one mutable buffer.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BufferDecision {
-    pub buffer: String,
-    pub placeholder: NodeId,
-    pub writer: NodeId,
-    pub requested: StrategyRequest,
-    pub strategy: Strategy,
-    /// Why, in a sentence a person reads.
-    pub reason: String,
-    /// The rule behind the decision, where one is.
-    pub rule: Option<RuleId>,
-    /// The partition owning the state, for `state`.
-    pub partition: Option<String>,
-    /// For `auto`: each strategy the options allow, with the whole plan's estimate had this
-    /// buffer's class taken it (the chosen one is the plan's own estimate).
-    pub alternatives: Vec<Alternative>,
-    /// For `auto`: how many buffers of the same shape were decided together (itself included).
-    pub class_size: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -171,16 +74,6 @@ pub struct Plan {
     pub stock_partitions: usize,
     /// Why the planner chose what it chose, citing rules.
     pub decisions: Vec<Finding>,
-    /// The checker on this plan: costs (a violation here is a planner bug).
-    pub findings: Vec<Finding>,
-    /// The checker on the stock proposal: what the planner fixed.
-    pub stock_findings: Vec<Finding>,
-}
-
-impl Plan {
-    pub fn violations(&self) -> impl Iterator<Item = &Finding> {
-        self.findings.iter().filter(|f| f.is_violation())
-    }
 }
 
 pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result<Plan, PlanError> {
@@ -267,7 +160,7 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
         stock.partition_count(),
         &mut Scratch::default(),
     );
-    let mut plan = Plan {
+    Ok(Plan {
         options: request.options.clone(),
         measure: measure(graph, &tagging),
         cost: request.cost,
@@ -278,19 +171,7 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
         buffers,
         stock_partitions: graph.stock_partitions,
         decisions,
-        findings: Vec::new(),
-        stock_findings: Vec::new(),
-    };
-    if request.verify {
-        // A node kept on CPU may be tagged by nobody: to the checker it is unsupported.
-        let mut delegable = request.supported.clone();
-        for n in &request.on_cpu {
-            delegable[n.index()] = false;
-        }
-        plan.findings = check::verify_plan(graph, &plan, &delegable);
-        plan.stock_findings = check::check(graph, &stock, &request.options, &request.supported);
-    }
-    Ok(plan)
+    })
 }
 
 /// Names partitions `tag0`, `tag1`, … by level, then tags placeholders the way executorch does:

@@ -13,22 +13,13 @@
 //! splitting at one layer alone never pays. Each candidate plan costs one O(V + E) planning pass.
 
 use super::strategy::{self, Decided};
-use super::{PlanRequest, Strategy, StrategyRequest};
+use super::{Alternative, PlanRequest, Strategy, StrategyRequest};
 use crate::analyse::{Analysis, BufferChain};
 use crate::cost::{CostEstimate, Scratch, estimate};
 use crate::graph::Graph;
 use crate::rules::{Finding, RuleId};
 use hashbrown::HashMap;
 use std::rc::Rc;
-
-/// One strategy for a buffer's class, everything else as chosen: what the whole plan would cost.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Alternative {
-    pub strategy: Strategy,
-    pub estimate: CostEstimate,
-    /// Set when `state` was tried and could not be kept: the rule and the blocking fact.
-    pub refused: Option<(RuleId, String)>,
-}
 
 /// What the search settled on.
 pub(super) struct Searched {

@@ -3,17 +3,25 @@ use crate::analyse::analyse;
 use crate::build::BridgeBuilder;
 use crate::fixtures::{load, seed_graph};
 use crate::options::DeploymentTarget;
+use crate::rules::RuleId;
+use crate::verify::{Verdict, verify};
 
-fn plan_with(g: &Graph, f: impl FnOnce(&mut PlanRequest)) -> Plan {
+/// Plans and runs the checker, as callers do; a violation fails the test.
+fn plan_checked(g: &Graph, f: impl FnOnce(&mut PlanRequest)) -> (Plan, Verdict) {
     let mut request = PlanRequest::new(g);
     f(&mut request);
     let plan = plan(g, &analyse(g), &request).expect("plans");
-    let broken: Vec<String> = plan.violations().map(|v| v.to_string()).collect();
+    let verdict = verify(g, &plan, &request);
+    let broken: Vec<String> = verdict.violations().map(|v| v.to_string()).collect();
     assert!(
         broken.is_empty(),
         "the checker rejects the plan: {broken:#?}"
     );
-    plan
+    (plan, verdict)
+}
+
+fn plan_with(g: &Graph, f: impl FnOnce(&mut PlanRequest)) -> Plan {
+    plan_checked(g, f).0
 }
 
 fn ios18(r: &mut PlanRequest) {
@@ -80,7 +88,7 @@ fn take_over_off_passes_the_buffer_through_one_delegate_when_that_is_cheapest() 
     );
     assert_eq!(p.estimate, b.alternatives[0].estimate);
     // The plan says what was wrong with the stock proposal (nothing is tagged in the fixture).
-    assert!(p.stock_findings.is_empty());
+    assert!(verify(&g, &p, &PlanRequest::new(&g)).stock.is_empty());
 }
 
 #[test]
@@ -285,14 +293,15 @@ fn constants_take_the_smallest_user_tag_or_none_without_take_over() {
         .op("b", "aten.mm.default", &["cpu", "w"], true)
         .output(&["b"]);
     let g = load(&b);
-    let p = plan_with(&g, |_| {});
+    let (p, verdict) = plan_checked(&g, |_| {});
     assert_eq!(
         (tag(&g, &p, "a"), tag(&g, &p, "b"), tag(&g, &p, "w")),
         (Some("tag0"), Some("tag1"), Some("tag0"))
     );
     assert_eq!(p.measure.constant_copies.len(), 1);
     assert!(
-        p.findings
+        verdict
+            .plan
             .iter()
             .any(|f| f.rule == RuleId::ConstantSharing && f.bytes == Some(64))
     );

@@ -6,6 +6,7 @@ use crate::measure::Measure;
 use crate::plan::Plan;
 use crate::rules::Finding;
 use crate::tagging::Tagging;
+use crate::verify::Verdict;
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::json;
@@ -84,13 +85,21 @@ pub struct PlanDocument<'a> {
     graph: &'a Graph,
     analysis: &'a Analysis,
     plan: &'a Plan,
+    verdict: &'a Verdict,
 }
 
-pub fn plan_json<'a>(graph: &'a Graph, analysis: &'a Analysis, plan: &'a Plan) -> PlanDocument<'a> {
+/// `verdict` is the checker's, run on `plan` by the caller.
+pub fn plan_json<'a>(
+    graph: &'a Graph,
+    analysis: &'a Analysis,
+    plan: &'a Plan,
+    verdict: &'a Verdict,
+) -> PlanDocument<'a> {
     PlanDocument {
         graph,
         analysis,
         plan,
+        verdict,
     }
 }
 
@@ -100,6 +109,7 @@ impl Serialize for PlanDocument<'_> {
             graph,
             analysis,
             plan,
+            verdict,
         } = *self;
         let buffers = SeqOf(|| {
             plan.buffers
@@ -128,8 +138,8 @@ impl Serialize for PlanDocument<'_> {
         });
         let explanations = SeqOf(|| {
             scoped("plan", &plan.decisions)
-                .chain(scoped("plan", &plan.findings))
-                .chain(scoped("stock", &plan.stock_findings))
+                .chain(scoped("plan", &verdict.plan))
+                .chain(scoped("stock", &verdict.stock))
         });
         let m = &plan.measure;
         let stats = json!({
@@ -141,7 +151,7 @@ impl Serialize for PlanDocument<'_> {
             "boundary_bytes": m.boundary_bytes(),
             "constant_copies": m.constant_copies.iter().filter(|c| graph.role(c.placeholder).is_constant_data()).map(|c| c.copies()).sum::<usize>(),
             "constant_copy_bytes": m.constant_copy_bytes(),
-            "violations": plan.violations().count(),
+            "violations": verdict.violations().count(),
             "estimate_us": plan.estimate.total_us,
             "stock_estimate_us": plan.stock_estimate.total_us,
         });

@@ -6,6 +6,7 @@ use crate::manifest::ManifestDiff;
 use crate::measure::{Measure, PartitionSummary};
 use crate::plan::Plan;
 use crate::rules::Finding;
+use crate::verify::Verdict;
 use std::fmt::Write;
 
 fn list(graph: &Graph, ids: &[NodeId], most: usize) -> String {
@@ -50,7 +51,8 @@ fn finding_lines(out: &mut String, findings: &[Finding]) {
     }
 }
 
-pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan) -> String {
+/// `verdict` is the checker's, run on `plan` by the caller.
+pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verdict) -> String {
     let mut out = String::new();
     let o = &plan.options;
     let _ = writeln!(
@@ -92,16 +94,16 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan) -> String {
         .decisions
         .iter()
         .filter(|d| d.buffer.is_none() || !d.path.is_empty())
-        .chain(&plan.findings)
+        .chain(&verdict.plan)
         .cloned()
         .collect();
     if !explained.is_empty() {
         let _ = writeln!(out, "\nexplanations:");
         finding_lines(&mut out, &explained);
     }
-    if !plan.stock_findings.is_empty() {
+    if !verdict.stock.is_empty() {
         let _ = writeln!(out, "\nthe stock proposal breaks:");
-        finding_lines(&mut out, &plan.stock_findings);
+        finding_lines(&mut out, &verdict.stock);
     }
     let m = &plan.measure;
     let _ = writeln!(

@@ -3,6 +3,7 @@
 
 use crate::graph::Graph;
 use crate::plan::Plan;
+use crate::verify::Verdict;
 use crate::whatif::{Change, PlanDiff};
 use serde_json::{Value, json};
 use std::fmt::Write;
@@ -15,9 +16,18 @@ pub struct Answered<'a> {
     pub changes: &'a [Change],
     pub plan: &'a Plan,
     pub diff: &'a PlanDiff,
+    /// The checker's, on `plan`.
+    pub verdict: &'a Verdict,
 }
 
-fn stats(plan: &Plan) -> Value {
+/// The plan the scenarios are compared with, and the checker's verdict on it.
+#[derive(Clone, Copy)]
+pub struct Base<'a> {
+    pub plan: &'a Plan,
+    pub verdict: &'a Verdict,
+}
+
+fn stats(plan: &Plan, verdict: &Verdict) -> Value {
     let m = &plan.measure;
     json!({
         "delegate_calls": m.partitions.len(),
@@ -25,7 +35,7 @@ fn stats(plan: &Plan) -> Value {
         "states": m.states(),
         "boundary_bytes": m.boundary_bytes(),
         "estimate_us": plan.estimate.total_us,
-        "violations": plan.violations().count(),
+        "violations": verdict.violations().count(),
     })
 }
 
@@ -48,16 +58,20 @@ fn diff_json(graph: &Graph, base: &Plan, a: &Answered) -> Value {
     })
 }
 
-pub fn whatif_json(graph: &Graph, base: &Plan, answers: &[Answered]) -> Value {
+pub fn whatif_json(graph: &Graph, base: Base, answers: &[Answered]) -> Value {
+    let Base {
+        plan: base,
+        verdict: base_verdict,
+    } = base;
     json!({
         "schema": WHATIF_SCHEMA,
         "options": base.options,
-        "base": stats(base),
+        "base": stats(base, base_verdict),
         "scenarios": answers.iter().map(|a| json!({
             "name": a.name,
             "changes": a.changes.iter().map(Change::to_string).collect::<Vec<_>>(),
             "options": a.plan.options,
-            "stats": stats(a.plan),
+            "stats": stats(a.plan, a.verdict),
             "diff": diff_json(graph, base, a),
         })).collect::<Vec<_>>(),
     })
@@ -167,7 +181,7 @@ pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered) -> String {
     for (label, names) in lists.iter().filter(|(_, names)| !names.is_empty()) {
         let _ = writeln!(out, "{label} ({}): {}", names.len(), some(names, 8));
     }
-    let violations = a.plan.violations().count();
+    let violations = a.verdict.violations().count();
     if violations > 0 {
         let _ = writeln!(
             out,
@@ -178,7 +192,7 @@ pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered) -> String {
 }
 
 /// Many scenarios, one row each after the base row.
-pub fn comparison_table(base: &Plan, answers: &[Answered]) -> String {
+pub fn comparison_table(base: Base, answers: &[Answered]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -193,27 +207,38 @@ pub fn comparison_table(base: &Plan, answers: &[Answered]) -> String {
         "moved",
         "violations"
     );
-    let row =
-        |out: &mut String, name: &str, plan: &Plan, diff: Option<&PlanDiff>, changes: &str| {
-            let m = &plan.measure;
-            let _ = writeln!(
-                out,
-                "{:<24} {:>6} {:>7} {:>10} {:>7} {:>14} {:>12.0} {:>7} {:>10}  {changes}",
-                name,
-                m.partitions.len(),
-                diff.map_or("-".into(), |d| signed(d.delegate_calls)),
-                m.delegated_nodes,
-                m.states(),
-                m.boundary_bytes(),
-                plan.estimate.total_us,
-                diff.map_or("-".into(), |d| d.nodes_moved.len().to_string()),
-                plan.violations().count(),
-            );
-        };
-    row(&mut out, "base", base, None, "-");
+    let row = |out: &mut String,
+               name: &str,
+               plan: &Plan,
+               verdict: &Verdict,
+               diff: Option<&PlanDiff>,
+               changes: &str| {
+        let m = &plan.measure;
+        let _ = writeln!(
+            out,
+            "{:<24} {:>6} {:>7} {:>10} {:>7} {:>14} {:>12.0} {:>7} {:>10}  {changes}",
+            name,
+            m.partitions.len(),
+            diff.map_or("-".into(), |d| signed(d.delegate_calls)),
+            m.delegated_nodes,
+            m.states(),
+            m.boundary_bytes(),
+            plan.estimate.total_us,
+            diff.map_or("-".into(), |d| d.nodes_moved.len().to_string()),
+            verdict.violations().count(),
+        );
+    };
+    row(&mut out, "base", base.plan, base.verdict, None, "-");
     for a in answers {
         let changes: Vec<String> = a.changes.iter().map(Change::to_string).collect();
-        row(&mut out, a.name, a.plan, Some(a.diff), &changes.join(" "));
+        row(
+            &mut out,
+            a.name,
+            a.plan,
+            a.verdict,
+            Some(a.diff),
+            &changes.join(" "),
+        );
     }
     out
 }
