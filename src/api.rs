@@ -1,19 +1,23 @@
 //! One-call entry points over documents, shared by the CLI and the Python binding so that neither
-//! builds requests or reports on its own: bridge JSON text in, a report out.
+//! builds requests or reports on its own: bridge JSON text in, a report out. Every subcommand of
+//! the CLI goes through here.
 
 use crate::analyse::analyse;
 use crate::check::check;
 use crate::cost::CostOverrides;
+use crate::generate::{GenerateError, generate};
 use crate::graph::Graph;
 use crate::import::{ImportError, parse_graph};
-use crate::manifest::{Manifest, manifest};
+use crate::manifest::{Manifest, ManifestDiff, manifest, manifest_diff};
 use crate::measure::{Measure, measure};
 use crate::options::{Options, PartialOptions};
 use crate::plan::{Plan, PlanError, PlanRequest, parse_strategy_spec, plan};
 use crate::report;
 use crate::rules::Finding;
+use crate::schema::MANIFEST_SCHEMA;
 use crate::tagging::Tagging;
 use crate::verify::{Verdict, verify};
+use crate::whatif::{Scenario, Session, WhatIf, WhatIfError};
 use serde::Deserialize;
 
 /// What a caller may override of the document's own options, and the strategies it asks for.
@@ -60,6 +64,15 @@ pub enum ApiError {
     Plan(#[from] PlanError),
     #[error("{0}")]
     Usage(String),
+    /// A what-if scenario the graph cannot answer (an unknown node or op, an unplannable request).
+    #[error("scenario {name}: {source}")]
+    Scenario { name: String, source: WhatIfError },
+    #[error("{0}")]
+    Manifest(serde_json::Error),
+    #[error("not a {MANIFEST_SCHEMA} document")]
+    NotAManifest,
+    #[error("{0}")]
+    Generate(#[from] GenerateError),
 }
 
 /// A planned document: the graph and its analysis, kept for reporting, the plan, and the
@@ -132,4 +145,101 @@ pub fn check_document(text: &str, overrides: &Overrides) -> Result<Checked, ApiE
         tagging,
         findings,
     })
+}
+
+/// A document's what-if answers: the session (graph, base plan and the checker's verdict on it) and
+/// each scenario's plan, diff and verdict.
+pub struct Answers {
+    pub session: Session,
+    pub scenarios: Vec<Scenario>,
+    pub results: Vec<WhatIf>,
+}
+
+impl Answers {
+    fn base(&self) -> report::Base<'_> {
+        report::Base {
+            plan: &self.session.base,
+            verdict: &self.session.base_verdict,
+        }
+    }
+
+    fn answered(&self) -> Vec<report::Answered<'_>> {
+        self.scenarios
+            .iter()
+            .zip(&self.results)
+            .map(|(s, r)| report::Answered {
+                name: &s.name,
+                changes: &s.changes,
+                plan: &r.plan,
+                diff: &r.diff,
+                verdict: &r.verdict,
+            })
+            .collect()
+    }
+
+    /// The `whatif@1` document.
+    pub fn json(&self) -> serde_json::Value {
+        report::whatif_json(&self.session.graph, self.base(), &self.answered())
+    }
+
+    /// One scenario's report, or, for a batch, the comparison table.
+    pub fn text(&self, batch: bool) -> String {
+        match self.answered().as_slice() {
+            [one] if !batch => report::whatif_text(&self.session.graph, &self.session.base, one),
+            all => report::comparison_table(self.base(), all),
+        }
+    }
+
+    /// The first violation the checker finds in an answer: a planner bug.
+    pub fn violation(&self) -> Option<&Finding> {
+        self.results
+            .iter()
+            .find_map(|r| r.verdict.violations().next())
+    }
+}
+
+/// Plans the document once, then answers every scenario against that plan.
+pub fn whatif_document(
+    text: &str,
+    overrides: &Overrides,
+    scenarios: Vec<Scenario>,
+) -> Result<Answers, ApiError> {
+    let graph = parse_graph(text)?;
+    let request = overrides.request(&graph)?;
+    let session = Session::new(graph, request)?;
+    let results = scenarios
+        .iter()
+        .map(|s| {
+            session
+                .what_if(&s.changes)
+                .map_err(|source| ApiError::Scenario {
+                    name: s.name.clone(),
+                    source,
+                })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Answers {
+        session,
+        scenarios,
+        results,
+    })
+}
+
+/// A `manifest@1` document, refused when it claims another schema.
+pub fn manifest_document(text: &str) -> Result<Manifest, ApiError> {
+    let m: Manifest = serde_json::from_str(text).map_err(ApiError::Manifest)?;
+    if m.schema != MANIFEST_SCHEMA {
+        return Err(ApiError::NotAManifest);
+    }
+    Ok(m)
+}
+
+/// What a Core ML cache must drop and compile going from `old` to `new`.
+pub fn manifest_diff_documents(old: &Manifest, new: &Manifest) -> ManifestDiff {
+    manifest_diff(old, new)
+}
+
+/// An LLM-shaped bridge document of exactly `nodes` nodes, the same for the same seed.
+pub fn generate_document(nodes: usize, seed: u64) -> Result<String, ApiError> {
+    Ok(generate(nodes, seed)?)
 }

@@ -21,6 +21,7 @@ pub mod options;
 pub mod plan;
 pub mod report;
 pub mod rules;
+pub mod schema;
 pub mod tagging;
 pub mod verify;
 pub mod whatif;

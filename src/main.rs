@@ -3,16 +3,15 @@
 //! bug: please report it).
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use partition_planner::api::{Overrides, check_document, plan_document};
-use partition_planner::cost::CostOverrides;
-use partition_planner::generate::generate;
-use partition_planner::import::parse_graph;
-use partition_planner::manifest::{MANIFEST_SCHEMA, Manifest, manifest_diff};
-use partition_planner::options::{DeploymentTarget, PartialOptions};
-use partition_planner::report::{
-    Answered, Base, comparison_table, manifest_diff_text, whatif_json, whatif_text,
+use partition_planner::api::{
+    ApiError, Overrides, check_document, generate_document, manifest_diff_documents,
+    manifest_document, plan_document, whatif_document,
 };
-use partition_planner::whatif::{Scenario, Session, parse_scenarios};
+use partition_planner::cost::CostOverrides;
+use partition_planner::manifest::Manifest;
+use partition_planner::options::{DeploymentTarget, PartialOptions};
+use partition_planner::report::manifest_diff_text;
+use partition_planner::whatif::{Scenario, parse_scenarios};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -230,44 +229,17 @@ fn whatif(
         }],
     };
     let batch = scenarios.len() != 1 || changes.is_empty();
-    let bad_input = |e: String| Failure(2, format!("{}: {e}", common.graph.display()));
-    let graph = parse_graph(&read(&common.graph)?).map_err(|e| bad_input(e.to_string()))?;
-    let request = common
-        .overrides(strategies, cost)
-        .request(&graph)
-        .map_err(|e| bad_input(e.to_string()))?;
-    let session = Session::new(graph, request).map_err(|e| bad_input(e.to_string()))?;
-    let mut results = Vec::with_capacity(scenarios.len());
-    for s in &scenarios {
-        let answer = session
-            .what_if(&s.changes)
-            .map_err(|e| Failure(2, format!("scenario {}: {e}", s.name)))?;
-        results.push(answer);
-    }
-    let answered: Vec<Answered> = scenarios
-        .iter()
-        .zip(&results)
-        .map(|(s, r)| Answered {
-            name: &s.name,
-            changes: &s.changes,
-            plan: &r.plan,
-            diff: &r.diff,
-            verdict: &r.verdict,
-        })
-        .collect();
-    let graph = &session.graph;
-    let base = Base {
-        plan: &session.base,
-        verdict: &session.base_verdict,
-    };
-    common.emit(common.render(
-        || whatif_json(graph, base, &answered),
-        || match answered.as_slice() {
-            [one] if !batch => whatif_text(graph, base.plan, one),
-            all => comparison_table(base, all),
+    let text = read(&common.graph)?;
+    let answers = whatif_document(&text, &common.overrides(strategies, cost), scenarios).map_err(
+        |e| match e {
+            // A scenario's error names the scenario; anything else is the graph's.
+            ApiError::Scenario { .. } => Failure(2, e.to_string()),
+            e => Failure(2, format!("{}: {e}", common.graph.display())),
         },
-    ))?;
-    match answered.iter().find_map(|a| a.verdict.violations().next()) {
+    )?;
+    drop(text);
+    common.emit(common.render(|| answers.json(), || answers.text(batch)))?;
+    match answers.violation() {
         Some(v) => Err(Failure(
             3,
             format!("internal error: the checker rejects a plan: {v}"),
@@ -325,18 +297,10 @@ fn run(cli: Cli) -> Result<u8, Failure> {
         ),
         Command::ManifestDiff { old, new, format } => {
             let load = |path: &Path| -> Result<Manifest, Failure> {
-                let text = read(path)?;
-                let m: Manifest = serde_json::from_str(&text)
-                    .map_err(|e| Failure(2, format!("{}: {e}", path.display())))?;
-                if m.schema != MANIFEST_SCHEMA {
-                    return Err(Failure(
-                        2,
-                        format!("{}: not a {MANIFEST_SCHEMA} document", path.display()),
-                    ));
-                }
-                Ok(m)
+                manifest_document(&read(path)?)
+                    .map_err(|e| Failure(2, format!("{}: {e}", path.display())))
             };
-            let d = manifest_diff(&load(&old)?, &load(&new)?);
+            let d = manifest_diff_documents(&load(&old)?, &load(&new)?);
             let report = match format {
                 Format::Json => pretty(&d),
                 Format::Text => manifest_diff_text(&d),
@@ -349,7 +313,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             seed,
             output,
         } => {
-            let text = generate(nodes, seed).map_err(|e| Failure(2, e.to_string()))?;
+            let text = generate_document(nodes, seed).map_err(|e| Failure(2, e.to_string()))?;
             write_to(output.as_deref(), &text)?;
             Ok(0)
         }

@@ -9,12 +9,12 @@
 
 use crate::graph::{Arg, Dim, Graph, NodeId, NodeRoles, OpKind};
 use crate::options::Options;
+use crate::schema::MANIFEST_SCHEMA;
 use crate::tagging::Tagging;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-pub const MANIFEST_SCHEMA: &str = "partition-planner/manifest@1";
 /// Bumped whenever what the key covers changes, so old caches miss rather than collide.
 const KEY_VERSION: &str = "partition-planner/key@1";
 

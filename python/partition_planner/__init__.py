@@ -13,10 +13,9 @@ from __future__ import annotations
 import json
 from typing import Mapping, Optional
 
-from ._native import __version__
-from .apply import PLAN_SCHEMA, PlanMismatch, apply_plan
-
-BRIDGE_SCHEMA = "partition-planner/graph@1"
+from ._native import CHECK_SCHEMA, MANIFEST_SCHEMA, PLAN_SCHEMA, WHATIF_SCHEMA, __version__
+from ._native import GRAPH_SCHEMA as BRIDGE_SCHEMA
+from .apply import PlanMismatch, apply_plan
 
 
 def plan(graph: Mapping, overrides: Optional[Mapping] = None) -> dict:
@@ -58,7 +57,10 @@ def __getattr__(name):
 
 __all__ = [
     "BRIDGE_SCHEMA",
+    "CHECK_SCHEMA",
+    "MANIFEST_SCHEMA",
     "PLAN_SCHEMA",
+    "WHATIF_SCHEMA",
     "PlanMismatch",
     "PlannedCoreMLPartitioner",
     "__version__",

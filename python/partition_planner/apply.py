@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-PLAN_SCHEMA = "partition-planner/plan@1"
+from ._native import PLAN_SCHEMA
 
 
 class PlanMismatch(ValueError):

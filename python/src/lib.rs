@@ -88,5 +88,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plan_text, m)?)?;
     m.add_function(wrap_pyfunction!(manifest, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    for (name, schema) in partition_planner::schema::ALL {
+        m.add(name, schema)?;
+    }
     Ok(())
 }

@@ -84,6 +84,18 @@ def test_native_errors_are_value_errors_naming_the_place():
         _native.plan("{}", '{"take_over": 1}')
 
 
+def test_schema_strings_come_from_the_native_module_and_match_its_documents(tagged):
+    import partition_planner as pp
+
+    program, part = tagged
+    doc = export_graph(program, part)
+    assert doc["schema"] == pp.BRIDGE_SCHEMA == _native.GRAPH_SCHEMA
+    assert plan(doc)["schema"] == pp.PLAN_SCHEMA
+    assert check(doc)["schema"] == pp.CHECK_SCHEMA
+    assert manifest(doc)["schema"] == pp.MANIFEST_SCHEMA
+    assert pp.WHATIF_SCHEMA.startswith("partition-planner/whatif@")
+
+
 def test_overrides_replace_the_documents_options(tagged):
     program, part = tagged
     doc = export_graph(program, part)

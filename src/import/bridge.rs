@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use std::fmt;
 
-pub const GRAPH_SCHEMA: &str = "partition-planner/graph@1";
+pub use crate::schema::GRAPH_SCHEMA;
 
 /// The document's parts; the node list is read in place by [`NodesSeed`].
 #[derive(Default)]

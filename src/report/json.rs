@@ -5,14 +5,12 @@ use crate::graph::{Graph, NodeId};
 use crate::measure::Measure;
 use crate::plan::Plan;
 use crate::rules::Finding;
+use crate::schema::{CHECK_SCHEMA, PLAN_SCHEMA};
 use crate::tagging::Tagging;
 use crate::verify::Verdict;
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::json;
-
-pub const PLAN_SCHEMA: &str = "partition-planner/plan@1";
-pub const CHECK_SCHEMA: &str = "partition-planner/check@1";
 
 fn names(graph: &Graph, ids: &[NodeId]) -> Vec<String> {
     ids.iter().map(|&n| graph.name(n).to_string()).collect()

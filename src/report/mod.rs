@@ -4,6 +4,6 @@ mod json;
 mod text;
 mod whatif;
 
-pub use json::{CHECK_SCHEMA, CheckDocument, PLAN_SCHEMA, PlanDocument, check_json, plan_json};
+pub use json::{CheckDocument, PlanDocument, check_json, plan_json};
 pub use text::{check_text, manifest_diff_text, plan_text};
-pub use whatif::{Answered, Base, WHATIF_SCHEMA, comparison_table, whatif_json, whatif_text};
+pub use whatif::{Answered, Base, comparison_table, whatif_json, whatif_text};

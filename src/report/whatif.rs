@@ -3,12 +3,11 @@
 
 use crate::graph::Graph;
 use crate::plan::Plan;
+use crate::schema::WHATIF_SCHEMA;
 use crate::verify::Verdict;
 use crate::whatif::{Change, PlanDiff};
 use serde_json::{Value, json};
 use std::fmt::Write;
-
-pub const WHATIF_SCHEMA: &str = "partition-planner/whatif@1";
 
 /// One answered scenario: its name, the changes asked, the plan and how it differs from the base.
 pub struct Answered<'a> {

@@ -1,0 +1,23 @@
+//! Every document kind partition-planner reads or writes, by its `schema` string. One place, so the
+//! Rust side and the Python package (which reads these from `partition_planner._native`) never
+//! disagree on a version.
+
+/// The bridge document: an exported graph, its signature and the stock proposal (docs/bridge-json.md).
+pub const GRAPH_SCHEMA: &str = "partition-planner/graph@1";
+/// A plan: tags per node, decisions per buffer, findings.
+pub const PLAN_SCHEMA: &str = "partition-planner/plan@1";
+/// The checker's findings on the tags a document carries.
+pub const CHECK_SCHEMA: &str = "partition-planner/check@1";
+/// What-if answers: the base plan's figures and each scenario's diff.
+pub const WHATIF_SCHEMA: &str = "partition-planner/whatif@1";
+/// Content keys per delegate partition (docs/manifest.md).
+pub const MANIFEST_SCHEMA: &str = "partition-planner/manifest@1";
+
+/// Every schema with the name the Python package gives it.
+pub const ALL: [(&str, &str); 5] = [
+    ("GRAPH_SCHEMA", GRAPH_SCHEMA),
+    ("PLAN_SCHEMA", PLAN_SCHEMA),
+    ("CHECK_SCHEMA", CHECK_SCHEMA),
+    ("WHATIF_SCHEMA", WHATIF_SCHEMA),
+    ("MANIFEST_SCHEMA", MANIFEST_SCHEMA),
+];
