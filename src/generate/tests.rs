@@ -87,19 +87,19 @@ fn layer_sizes_bound_what_each_layer_writes() {
         (Layer::MixtureOfExperts, 64),
     ] {
         let mut g = Generator {
-            w: Writer::with_capacity(0),
+            doc: DocumentText::with_capacity(0),
             rng: Rng(0),
             island_percent: 100,
         };
-        let x = g.w.user_input("x", &[1, 1, DIM], "float32");
+        let x = g.doc.user_input("x", &[1, 1, DIM], "float32");
         let ctx = Context {
             input_pos: x,
             cos: x,
             sin: x,
         };
-        let before = g.w.count();
+        let before = g.doc.count();
         let _ = g.layer(kind, x, 0, &ctx, experts);
-        let written = g.w.count() - before;
+        let written = g.doc.count() - before;
         let bound = Generator::layer_nodes(kind, experts);
         assert!(written <= bound, "{kind:?}: {written} > {bound}");
         assert!(
