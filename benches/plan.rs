@@ -5,11 +5,11 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use partition_planner::analyse::analyse;
-use partition_planner::generate::generate;
 use partition_planner::import::parse_graph;
 use partition_planner::options::DeploymentTarget;
 use partition_planner::plan::{PlanRequest, plan};
 use partition_planner::report::plan_json;
+use partition_planner::synthetic::generate;
 use partition_planner::verify::Verdict;
 use partition_planner::whatif::{Change, Session};
 use std::hint::black_box;

@@ -5,7 +5,6 @@
 use crate::analyse::analyse;
 use crate::check::check;
 use crate::cost::CostOverrides;
-use crate::generate::{GenerateError, generate};
 use crate::graph::Graph;
 use crate::import::{ImportError, parse_graph};
 use crate::manifest::{Manifest, ManifestDiff, manifest, manifest_diff};
@@ -15,6 +14,7 @@ use crate::plan::{Plan, PlanError, PlanRequest, parse_strategy_spec, plan};
 use crate::report;
 use crate::rules::Finding;
 use crate::schema::MANIFEST_SCHEMA;
+use crate::synthetic::{GenerateError, generate};
 use crate::tagging::Tagging;
 use crate::verify::{Verdict, verify};
 use crate::whatif::{Scenario, Session, WhatIf, WhatIfError};

@@ -1,8 +1,8 @@
 //! Small graphs shared by the unit tests.
 
-use crate::build::BridgeBuilder;
 use crate::graph::Graph;
 use crate::import::parse_graph;
+use crate::synthetic::BridgeBuilder;
 
 /// The seed report's module as executorch 1.5.1 exports it: `cache[:1].mul_(0.9)` then
 /// `cache[:1].copy_(cache[:1] + x)`, returning `cache.sum(1) + x`.

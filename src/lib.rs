@@ -6,13 +6,11 @@
 
 pub mod analyse;
 pub mod api;
-pub mod build;
 pub mod check;
 pub mod cost;
 pub mod decision;
 #[cfg(test)]
 mod fixtures;
-pub mod generate;
 pub mod graph;
 pub mod import;
 pub mod manifest;
@@ -22,6 +20,7 @@ pub mod plan;
 pub mod report;
 pub mod rules;
 pub mod schema;
+pub mod synthetic;
 pub mod tagging;
 pub mod verify;
 pub mod whatif;

@@ -7,12 +7,12 @@
 //! spot it needs (a state, a getitem, an unsupported op); every rule must be caught somewhere.
 
 use partition_planner::analyse::{Analysis, analyse};
-use partition_planner::generate::generate;
 use partition_planner::graph::{Graph, NodeId, OpKind};
 use partition_planner::import::parse_graph;
 use partition_planner::options::DeploymentTarget;
 use partition_planner::plan::{Plan, PlanRequest, Strategy, plan};
 use partition_planner::rules::RuleId;
+use partition_planner::synthetic::generate;
 use partition_planner::tagging::Tagging;
 use partition_planner::verify::verify;
 use std::collections::{BTreeMap, BTreeSet};

@@ -2,13 +2,13 @@
 //! without both cases here fails `every_rule_has_both_cases`.
 
 use partition_planner::analyse::analyse;
-use partition_planner::build::BridgeBuilder;
 use partition_planner::check::check;
 use partition_planner::graph::Graph;
 use partition_planner::import::parse_graph;
 use partition_planner::options::{DeploymentTarget, Options};
 use partition_planner::plan::{PlanRequest, Strategy, plan};
 use partition_planner::rules::{FindingKind, RuleId};
+use partition_planner::synthetic::BridgeBuilder;
 use partition_planner::tagging::Tagging;
 use partition_planner::verify::verify;
 

@@ -1,8 +1,8 @@
 //! docs/bridge-json.schema.json describes what the importer reads: every graph in data/ and every
 //! graph the builder writes validates against it, and documents it rejects the importer rejects too.
 
-use partition_planner::build::BridgeBuilder;
 use partition_planner::import::parse_graph;
+use partition_planner::synthetic::BridgeBuilder;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 

@@ -1,8 +1,8 @@
 use super::*;
-use crate::build::BridgeBuilder;
 use crate::fixtures::seed_graph;
 use crate::graph::NodeId;
 use crate::import::parse_graph;
+use crate::synthetic::BridgeBuilder;
 
 fn names(g: &Graph, ids: &[NodeId]) -> Vec<String> {
     ids.iter().map(|&i| g.name(i).to_string()).collect()

@@ -1,8 +1,8 @@
 use super::*;
-use crate::build::BridgeBuilder;
 use crate::fixtures::{load, seed_graph};
 use crate::options::DeploymentTarget;
 use crate::rules::violated as rules;
+use crate::synthetic::BridgeBuilder;
 
 fn tags(g: &Graph, tagged: &[(&str, &str)]) -> Tagging {
     Tagging::by_name(g, tagged).expect("fixture names")

@@ -1,5 +1,5 @@
 use super::*;
-use crate::build::BridgeBuilder;
+use crate::synthetic::BridgeBuilder;
 use serde_json::json;
 
 fn seed_like() -> BridgeBuilder {

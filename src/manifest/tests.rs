@@ -1,9 +1,9 @@
 use super::*;
 use crate::analyse::analyse;
-use crate::generate::generate;
 use crate::import::parse_graph;
 use crate::options::DeploymentTarget;
 use crate::plan::{PlanRequest, plan};
+use crate::synthetic::generate;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 

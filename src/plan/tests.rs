@@ -1,9 +1,9 @@
 use super::*;
 use crate::analyse::analyse;
-use crate::build::BridgeBuilder;
 use crate::fixtures::{load, seed_graph};
 use crate::options::DeploymentTarget;
 use crate::rules::RuleId;
+use crate::synthetic::BridgeBuilder;
 use crate::verify::{Verdict, verify};
 
 /// Plans and runs the checker, as callers do; a violation fails the test.

@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use partition_planner::build::BridgeBuilder;
+use partition_planner::synthetic::BridgeBuilder;
 use serde_json::json;
 
 /// SplitMix64: small, deterministic, good enough to draw graphs.

@@ -3,9 +3,9 @@
 //! the search just before each `"name"` key in the text tries every guess there is.
 
 use super::*;
-use crate::build::BridgeBuilder;
 use crate::graph::{Graph, NodeId};
 use crate::import::{ImportError, finish, read_document};
+use crate::synthetic::BridgeBuilder;
 use serde_json::{Value, json};
 
 fn one_thread(text: &str) -> Result<Graph, ImportError> {
@@ -117,7 +117,7 @@ fn a_valid_document_reads_the_same_from_every_guess_compact_or_pretty() {
 #[test]
 fn generated_graphs_read_the_same_from_every_guess() {
     for seed in [3, 12] {
-        let text = crate::generate::generate(600, seed).expect("generates");
+        let text = crate::synthetic::generate(600, seed).expect("generates");
         assert!(one_thread(&text).is_ok());
         assert!(check_every_split(&text) > 500);
     }
@@ -333,7 +333,7 @@ fn the_second_thread_starts_only_at_a_node_in_the_list() {
 
 #[test]
 fn parse_graph_reads_a_large_document_on_two_threads() {
-    let text = crate::generate::generate(30_000, 12).expect("generates");
+    let text = crate::synthetic::generate(30_000, 12).expect("generates");
     assert!(text.len() > MIN_BYTES);
     let from = (text.len() as f64 * SECOND_THREAD_FROM) as usize;
     let (_, second_from) = read_split_after(&text, from).expect("reads");

@@ -5,7 +5,7 @@ use crate::import::GRAPH_SCHEMA;
 use serde_json::{Map, Value, json};
 
 /// A reference to another node, as the bridge writes it.
-pub fn node_ref(name: &str) -> Value {
+fn node_ref(name: &str) -> Value {
     json!({ "node": name })
 }
 
