@@ -4,7 +4,8 @@
 
 use crate::analyse::analyse;
 use crate::check::check;
-use crate::cost::CostOverrides;
+use crate::cost::{CostError, CostOverrides};
+use crate::decision::UnknownStrategy;
 use crate::graph::Graph;
 use crate::import::{ImportError, parse_graph};
 use crate::manifest::{Manifest, ManifestDiff, manifest, manifest_diff};
@@ -42,12 +43,10 @@ impl Overrides {
     pub fn request(&self, graph: &Graph) -> Result<PlanRequest, ApiError> {
         let mut request = PlanRequest::new(graph);
         request.options = self.options(graph);
-        self.cost
-            .validate()
-            .map_err(|e| ApiError::Usage(e.to_string()))?;
+        self.cost.validate()?;
         request.cost = self.cost.apply_to(&request.cost);
         for s in &self.strategies {
-            match parse_strategy_spec(s).map_err(ApiError::Usage)? {
+            match parse_strategy_spec(s)? {
                 (Some(buffer), r) => request.buffer_strategies.push((buffer, r)),
                 (None, r) => request.strategy = r,
             }
@@ -63,7 +62,9 @@ pub enum ApiError {
     #[error("{0}")]
     Plan(#[from] PlanError),
     #[error("{0}")]
-    Usage(String),
+    Strategy(#[from] UnknownStrategy),
+    #[error("{0}")]
+    Cost(#[from] CostError),
     /// A what-if scenario the graph cannot answer (an unknown node or op, an unplannable request).
     #[error("scenario {name}: {source}")]
     Scenario { name: String, source: WhatIfError },

@@ -48,26 +48,27 @@ pub enum StrategyRequest {
 
 /// `STRATEGY` for every buffer, or `BUFFER=STRATEGY` for one: the spelling `--strategy` and the
 /// what-if change `strategy=` share.
-pub fn parse_strategy_spec(s: &str) -> Result<(Option<String>, StrategyRequest), String> {
+pub fn parse_strategy_spec(s: &str) -> Result<(Option<String>, StrategyRequest), UnknownStrategy> {
     match s.split_once('=') {
         Some((buffer, strategy)) => Ok((Some(buffer.to_string()), strategy.parse()?)),
         None => Ok((None, s.parse()?)),
     }
 }
 
+/// A strategy spelled neither state, cpu, io nor auto.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown strategy {0:?} (expected state, cpu, io or auto)")]
+pub struct UnknownStrategy(pub String);
+
 impl FromStr for StrategyRequest {
-    type Err = String;
+    type Err = UnknownStrategy;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Ok(match s {
             "auto" => StrategyRequest::Auto,
             "state" => StrategyRequest::Fixed(Strategy::State),
             "cpu" => StrategyRequest::Fixed(Strategy::Cpu),
             "io" => StrategyRequest::Fixed(Strategy::Io),
-            _ => {
-                return Err(format!(
-                    "unknown strategy {s:?} (expected state, cpu, io or auto)"
-                ));
-            }
+            _ => return Err(UnknownStrategy(s.to_string())),
         })
     }
 }

@@ -11,7 +11,7 @@ use partition_planner::cost::CostOverrides;
 use partition_planner::manifest::Manifest;
 use partition_planner::options::{DeploymentTarget, PartialOptions};
 use partition_planner::report::manifest_diff_text;
-use partition_planner::whatif::{Scenario, parse_scenarios};
+use partition_planner::whatif::{ChangeError, Scenario, parse_scenarios};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -217,15 +217,15 @@ fn whatif(
             } else {
                 read(path)?
             };
-            parse_scenarios(&text).map_err(usage)?
+            parse_scenarios(&text).map_err(|e| usage(e.to_string()))?
         }
         None => vec![Scenario {
             name: "what-if".into(),
             changes: changes
                 .iter()
                 .map(|c| c.parse())
-                .collect::<Result<_, String>>()
-                .map_err(usage)?,
+                .collect::<Result<_, _>>()
+                .map_err(|e: ChangeError| usage(e.to_string()))?,
         }],
     };
     let batch = scenarios.len() != 1 || changes.is_empty();

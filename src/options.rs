@@ -37,15 +37,18 @@ impl fmt::Display for DeploymentTarget {
     }
 }
 
+/// A deployment target spelled neither iOS15, iOS16, iOS17 nor iOS18.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown deployment target {0:?} (expected iOS15, iOS16, iOS17 or iOS18)")]
+pub struct UnknownTarget(pub String);
+
 impl FromStr for DeploymentTarget {
-    type Err = String;
+    type Err = UnknownTarget;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Self::ALL
             .into_iter()
             .find(|t| t.as_str().eq_ignore_ascii_case(s))
-            .ok_or_else(|| {
-                format!("unknown deployment target {s:?} (expected iOS15, iOS16, iOS17 or iOS18)")
-            })
+            .ok_or_else(|| UnknownTarget(s.to_string()))
     }
 }
 

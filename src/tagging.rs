@@ -4,6 +4,11 @@
 use crate::graph::{Graph, NodeId};
 use std::collections::HashMap;
 
+/// A node name the graph lacks.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("no node is named {0:?}")]
+pub struct UnknownNode(pub String);
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tagging {
     /// Partition names, indexed by partition id.
@@ -47,12 +52,12 @@ impl Tagging {
     }
 
     /// Tags the named nodes; every other node is on CPU. A name the graph lacks is an error.
-    pub fn by_name<'a>(graph: &Graph, tagged: &[(&'a str, &'a str)]) -> Result<Self, String> {
+    pub fn by_name<'a>(graph: &Graph, tagged: &[(&'a str, &'a str)]) -> Result<Self, UnknownNode> {
         let mut tags: Vec<Option<&'a str>> = vec![None; graph.len()];
         for &(node, tag) in tagged {
             let id = graph
                 .find(node)
-                .ok_or_else(|| format!("no node is named {node:?}"))?;
+                .ok_or_else(|| UnknownNode(node.to_string()))?;
             tags[id.index()] = Some(tag);
         }
         Ok(Self::from_names(tags))
@@ -93,7 +98,9 @@ mod tests {
         assert_eq!(t.tag(g.find("add").unwrap()), Some("tag3"));
         assert_eq!(t.tag(g.find("x").unwrap()), None);
         assert_eq!(
-            Tagging::by_name(&g, &[("nope", "tag0")]).unwrap_err(),
+            Tagging::by_name(&g, &[("nope", "tag0")])
+                .unwrap_err()
+                .to_string(),
             "no node is named \"nope\""
         );
         assert_eq!(Tagging::stock(&g).partition_count(), 0);

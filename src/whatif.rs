@@ -3,9 +3,10 @@
 //! differs from the session's base plan. Changes are values, applied to a copy of the base request.
 
 use crate::analyse::{Analysis, analyse};
-use crate::cost::CostOverrides;
+use crate::cost::{CostError, CostOverrides};
+use crate::decision::UnknownStrategy;
 use crate::graph::{Graph, NodeId, OpKind, Symbol};
-use crate::options::DeploymentTarget;
+use crate::options::{DeploymentTarget, UnknownTarget};
 use crate::plan::{Plan, PlanError, PlanRequest, StrategyRequest, parse_strategy_spec, plan};
 use crate::verify::{Verdict, verify};
 use std::collections::{BTreeSet, HashMap};
@@ -40,20 +41,59 @@ pub enum Change {
     Cost(CostOverrides),
 }
 
+/// A change that does not read as one.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ChangeError {
+    #[error("a change is WHAT=VALUE, found {0:?}")]
+    NotWhatEqualsValue(String),
+    #[error("{what} is on or off, found {value:?}")]
+    NotAFlag { what: String, value: String },
+    #[error(
+        "unknown change {0:?} (expected take-over, target, strategy, op-supported, \
+         op-unsupported, node-supported, node-unsupported, cpu or cost)"
+    )]
+    Unknown(String),
+    #[error("{0}")]
+    Target(#[from] UnknownTarget),
+    #[error("{0}")]
+    Strategy(#[from] UnknownStrategy),
+    #[error("{0}")]
+    Cost(#[from] CostError),
+}
+
+/// A batch scenario that does not read: its line and what is wrong with it.
+#[derive(Debug, thiserror::Error)]
+#[error("scenario line {line}: {fault}")]
+pub struct ScenarioError {
+    pub line: usize,
+    pub fault: ScenarioFault,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioFault {
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    #[error("{0}")]
+    Change(#[from] ChangeError),
+}
+
 /// The command-line spelling, shared by the CLI, batch scenarios and the Python binding:
 /// `take-over=on|off`, `target=iOS15..iOS18|default`, `strategy=[BUFFER=]STRATEGY`,
 /// `op-supported=TARGET`, `op-unsupported=TARGET`, `node-supported=NODE`, `node-unsupported=NODE`,
 /// `cpu=NODE`, `cost=NAME=VALUE[,NAME=VALUE...]`.
 impl FromStr for Change {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ChangeError;
+    fn from_str(s: &str) -> Result<Self, ChangeError> {
         let (what, value) = s
             .split_once('=')
-            .ok_or_else(|| format!("a change is WHAT=VALUE, found {s:?}"))?;
+            .ok_or_else(|| ChangeError::NotWhatEqualsValue(s.to_string()))?;
         let flag = |v: &str| match v {
             "on" | "true" => Ok(true),
             "off" | "false" => Ok(false),
-            _ => Err(format!("{what} is on or off, found {v:?}")),
+            _ => Err(ChangeError::NotAFlag {
+                what: what.to_string(),
+                value: v.to_string(),
+            }),
         };
         Ok(match what {
             "take-over" => Change::TakeOverMutableBuffer(flag(value)?),
@@ -76,13 +116,8 @@ impl FromStr for Change {
             "cpu" => Change::NodeOnCpu {
                 node: value.to_string(),
             },
-            "cost" => Change::Cost(CostOverrides::parse(value).map_err(|e| e.to_string())?),
-            _ => {
-                return Err(format!(
-                    "unknown change {what:?} (expected take-over, target, strategy, op-supported, \
-                     op-unsupported, node-supported, node-unsupported, cpu or cost)"
-                ));
-            }
+            "cost" => Change::Cost(CostOverrides::parse(value)?),
+            _ => return Err(ChangeError::Unknown(what.to_string())),
         })
     }
 }
@@ -143,21 +178,21 @@ struct RawScenario {
 
 /// Scenarios one JSON object per line; blank lines and lines starting with `#` are skipped. An
 /// unnamed scenario is named after its line.
-pub fn parse_scenarios(text: &str) -> Result<Vec<Scenario>, String> {
+pub fn parse_scenarios(text: &str) -> Result<Vec<Scenario>, ScenarioError> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let at = |e: String| format!("scenario line {}: {e}", i + 1);
-        let raw: RawScenario = serde_json::from_str(line).map_err(|e| at(e.to_string()))?;
+        let at = |fault: ScenarioFault| ScenarioError { line: i + 1, fault };
+        let raw: RawScenario = serde_json::from_str(line).map_err(|e| at(e.into()))?;
         let changes = raw
             .changes
             .iter()
             .map(|c| c.parse())
-            .collect::<Result<Vec<Change>, String>>()
-            .map_err(at)?;
+            .collect::<Result<Vec<Change>, ChangeError>>()
+            .map_err(|e| at(e.into()))?;
         out.push(Scenario {
             name: raw.name.unwrap_or_else(|| format!("line {}", i + 1)),
             changes,

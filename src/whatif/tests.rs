@@ -210,11 +210,14 @@ fn scenarios_are_read_one_per_line() {
     assert_eq!(scenarios[0].name, "ios17");
     assert_eq!(scenarios[1].name, "line 4");
     assert_eq!(scenarios[1].changes.len(), 2);
-    let err = parse_scenarios("{\"changes\": [\"gpu=on\"]}").unwrap_err();
+    let err = parse_scenarios("{\"changes\": [\"gpu=on\"]}")
+        .unwrap_err()
+        .to_string();
     assert!(err.starts_with("scenario line 1: unknown change"), "{err}");
     assert!(
         parse_scenarios("{\"changes\": []")
             .unwrap_err()
+            .to_string()
             .starts_with("scenario line 1:")
     );
 }
