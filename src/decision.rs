@@ -1,7 +1,9 @@
 //! The planner's vocabulary, shared by the planner, what-if, reports and the Python binding (never
 //! by the checker, which speaks only of tags): where a buffer's chain lives, what was asked, and the
-//! decision made with its alternatives.
+//! decision made with its alternatives and its reasons. Reasons are facts carrying node ids and
+//! buffer indices; `report/` alone turns them into sentences.
 
+use crate::analyse::MutationKind;
 use crate::cost::CostEstimate;
 use crate::graph::NodeId;
 use crate::rules::RuleId;
@@ -87,8 +89,9 @@ impl fmt::Display for StrategyRequest {
 pub struct Alternative {
     pub strategy: Strategy,
     pub estimate: CostEstimate,
-    /// Set when `state` was tried and could not be kept: the rule and the blocking fact.
-    pub refused: Option<(RuleId, String)>,
+    /// Set when the alternative was not taken for a reason other than its estimate: `state` tried
+    /// and refused, or another strategy that would cost a buffer its state.
+    pub refused: Option<Refusal>,
 }
 
 /// The decision for one mutable buffer.
@@ -99,8 +102,8 @@ pub struct BufferDecision {
     pub writer: NodeId,
     pub requested: StrategyRequest,
     pub strategy: Strategy,
-    /// Why, in a sentence a person reads.
-    pub reason: String,
+    /// Why, as facts; `report::buffer_reason` says it in a sentence.
+    pub reason: Reason,
     /// The rule behind the decision, where one is.
     pub rule: Option<RuleId>,
     /// The partition owning the state, for `state`.
@@ -110,4 +113,139 @@ pub struct BufferDecision {
     pub alternatives: Vec<Alternative>,
     /// For `auto`: how many buffers of the same shape were decided together (itself included).
     pub class_size: usize,
+}
+
+/// Why a buffer's chain lives where it does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reason {
+    /// `cpu` or `io` was requested.
+    Requested(Strategy),
+    /// A state was refused (by the options or by a fact of the graph): the chain runs on CPU.
+    StateRefused {
+        requested: StrategyRequest,
+        refusal: Refusal,
+    },
+    /// Kept as a state.
+    Kept(KeptState),
+    /// `auto`: what the search weighed. The alternatives are the decision's own.
+    Weighed {
+        basis: Basis,
+        chosen: Strategy,
+        class_size: usize,
+    },
+}
+
+/// What made a state possible: the chain's facts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeptState {
+    pub partition: String,
+    pub chain_nodes: usize,
+    pub kind: MutationKind,
+    pub old_value_readers: usize,
+}
+
+/// Where an `auto` decision starts from: a state kept, a state refused, or none possible.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Basis {
+    Kept(KeptState),
+    Refused(Refusal),
+    NoState,
+}
+
+/// Why a buffer cannot be a Core ML state (or why an alternative was not taken).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Refusal {
+    /// `take_over_mutable_buffer` is off.
+    TakeOverOff,
+    /// States need iOS18; the target is lower (`None`: the converter's default).
+    TargetBelowIos18(Option<crate::options::DeploymentTarget>),
+    /// A node of the state's hull cannot be delegated.
+    Blocked {
+        node: NodeId,
+        place: HullPlace,
+        blocker: Blocker,
+    },
+    /// The state's partition would lie on this cycle through the rest of the graph.
+    Cycle(Vec<CycleStep>),
+    /// Taking the alternative would cost buffer `buffer` (an index into the analysis's buffers) its
+    /// state, for this reason (always known, as every demotion records one).
+    WouldCostState {
+        buffer: usize,
+        because: Option<Box<Refusal>>,
+    },
+}
+
+impl Refusal {
+    /// The rule the refusal follows.
+    pub fn rule(&self) -> RuleId {
+        match self {
+            Refusal::TakeOverOff => RuleId::NoHiddenState,
+            Refusal::TargetBelowIos18(_) => RuleId::StateTarget,
+            Refusal::Blocked { blocker, .. } => blocker.rule(),
+            Refusal::Cycle(_) => RuleId::Acyclic,
+            Refusal::WouldCostState { because, .. } => {
+                because.as_ref().map_or(RuleId::StateWhole, |r| r.rule())
+            }
+        }
+    }
+}
+
+/// Why a node cannot be in a delegate partition now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blocker {
+    /// Placeholders, `get_attr` and the output are not ops a delegate runs.
+    NotAnOp,
+    Unsupported,
+    /// In the chain of this buffer (an index into the analysis's buffers), which runs on CPU.
+    CpuChain(usize),
+    /// A multi-output op one of whose `getitem`s (this node) cannot be delegated.
+    TupleSibling(NodeId),
+    /// A `getitem` whose producer (this node) runs on CPU.
+    ProducerOnCpu(NodeId),
+    /// Its partition would read no runtime value, which Core ML allows only from iOS18.
+    NoInput,
+    /// The request keeps it on CPU.
+    Requested,
+}
+
+impl Blocker {
+    pub fn rule(self) -> RuleId {
+        match self {
+            Blocker::NotAnOp | Blocker::CpuChain(_) => RuleId::StateWhole,
+            Blocker::NoInput => RuleId::NoInputTarget,
+            Blocker::Unsupported
+            | Blocker::TupleSibling(_)
+            | Blocker::ProducerOnCpu(_)
+            | Blocker::Requested => RuleId::Supported,
+        }
+    }
+}
+
+/// Where a blocking node sits relative to the buffer whose state it refuses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HullPlace {
+    Chain,
+    OldValueReader,
+    /// Between the chain and a reader of the old value.
+    Between,
+}
+
+/// One step of a cycle the planner found: a node, the state group it belongs to (a buffer index),
+/// and whether it is reached by staying inside that group rather than by an edge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CycleStep {
+    pub node: NodeId,
+    pub state_of: Option<usize>,
+    pub within_partition: bool,
+}
+
+/// Something the planner decided beyond one buffer's strategy, or a buffer decision worth a finding.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decision {
+    /// Below iOS18, these ops would form a partition reading no runtime value: they run on CPU.
+    InputlessOnCpu(Vec<NodeId>),
+    /// In a planning round, buffer `buffer`'s state was given up because it lay on this cycle.
+    StateOnCycle { buffer: usize, path: Vec<CycleStep> },
+    /// The decision on `Plan::buffers[i]`, which cites a rule.
+    Buffer(usize),
 }

@@ -52,6 +52,14 @@ impl FromStr for DeploymentTarget {
     }
 }
 
+/// A minimum deployment target as reports name it; `None` is the converter's default.
+pub fn target_label(target: Option<DeploymentTarget>) -> String {
+    match target {
+        Some(t) => t.to_string(),
+        None => "the converter default (below iOS18)".to_string(),
+    }
+}
+
 /// Everything outside the graph that the plan depends on.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Options {
@@ -85,10 +93,7 @@ impl Options {
     }
 
     pub fn target_label(&self) -> String {
-        match self.minimum_deployment_target {
-            Some(t) => t.to_string(),
-            None => "the converter default (below iOS18)".to_string(),
-        }
+        target_label(self.minimum_deployment_target)
     }
 }
 

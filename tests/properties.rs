@@ -11,6 +11,7 @@ use partition_planner::graph::{Graph, OpKind};
 use partition_planner::import::parse_graph;
 use partition_planner::options::{DeploymentTarget, Options};
 use partition_planner::plan::{Plan, PlanRequest, Strategy, StrategyRequest, plan};
+use partition_planner::report::Prose;
 use partition_planner::rules::RuleId;
 use partition_planner::tagging::Tagging;
 use partition_planner::verify::verify;
@@ -123,12 +124,22 @@ fn check_plan_properties(graph: &Graph, plan: &Plan, request: &PlanRequest, what
     if !request.options.take_over_mutable_buffer || !request.options.target_allows_states() {
         assert_eq!(states, 0, "{what}");
     }
+    let analysis = analyse(graph);
+    let prose = Prose {
+        graph,
+        analysis: &analysis,
+    };
     for b in &plan.buffers {
         if b.strategy == Strategy::State {
             assert!(b.rule.is_some(), "{what}");
         }
-        assert!(!b.reason.is_empty(), "{what}: no reason for {}", b.buffer);
+        assert!(
+            !prose.reason(b).is_empty(),
+            "{what}: no reason for {}",
+            b.buffer
+        );
     }
+    assert_eq!(prose.decisions(plan).len(), plan.decisions.len(), "{what}");
     let delegated: Vec<bool> = graph
         .ids()
         .map(|n| graph.node(n).op == OpKind::CallFunction && plan.tagging.partition(n).is_some())

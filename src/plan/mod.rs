@@ -8,7 +8,7 @@ mod search;
 mod strategy;
 
 pub use crate::decision::{
-    Alternative, BufferDecision, Strategy, StrategyRequest, parse_strategy_spec,
+    Alternative, BufferDecision, Decision, Reason, Strategy, StrategyRequest, parse_strategy_spec,
 };
 
 use crate::analyse::{Analysis, DirectedGraph};
@@ -16,7 +16,7 @@ use crate::cost::{CostEstimate, CostModel, Scratch, estimate};
 use crate::graph::{Graph, NodeId};
 use crate::measure::{Measure, measure};
 use crate::options::Options;
-use crate::rules::Finding;
+
 use crate::tagging::Tagging;
 
 /// Everything a plan depends on besides the graph's structure. What-if questions are requests.
@@ -72,8 +72,8 @@ pub struct Plan {
     pub candidates_estimated: usize,
     /// Partitions in the stock proposal the input carried.
     pub stock_partitions: usize,
-    /// Why the planner chose what it chose, citing rules.
-    pub decisions: Vec<Finding>,
+    /// Why the planner chose what it chose beyond each buffer's line, citing rules.
+    pub decisions: Vec<Decision>,
 }
 
 pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result<Plan, PlanError> {
@@ -100,21 +100,26 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
         .zip(&requested)
         .zip(searched.alternatives.into_iter().zip(searched.class_size))
         .map(
-            |(((chain, mut outcome), &requested), (alternatives, class_size))| {
+            |(((chain, outcome), &requested), (alternatives, class_size))| {
                 let partition = (outcome.strategy == Strategy::State).then(|| {
                     tagging
                         .tag(chain.placeholder)
                         .unwrap_or_default()
                         .to_string()
                 });
-                if let Some(tag) = &partition {
-                    outcome.reason = strategy::kept_reason(chain, tag);
-                }
-                let (reason, rule) = match requested {
-                    StrategyRequest::Auto => {
-                        search::explain(request, &outcome, &alternatives, class_size)
+                let kept = partition
+                    .as_deref()
+                    .map(|tag| strategy::kept_state(chain, tag));
+                let (reason, rule) = match (requested, kept) {
+                    (StrategyRequest::Auto, kept) => {
+                        search::explain(request, &outcome, kept, &alternatives, class_size)
                     }
-                    StrategyRequest::Fixed(_) => (outcome.reason, outcome.rule),
+                    (StrategyRequest::Fixed(_), Some(kept)) => (Reason::Kept(kept), outcome.rule),
+                    // Every fixed strategy but a kept state is stated when decided.
+                    (StrategyRequest::Fixed(s), None) => (
+                        outcome.reason.clone().unwrap_or(Reason::Requested(s)),
+                        outcome.rule,
+                    ),
                 };
                 BufferDecision {
                     buffer: chain.buffer.clone(),
@@ -131,25 +136,16 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
             },
         )
         .collect();
-    let mut decisions = decided.findings;
+    let mut decisions = decided.decisions;
     decisions.extend(searched.refusals);
-    for b in &buffers {
-        if let (Some(rule), StrategyRequest::Auto | StrategyRequest::Fixed(Strategy::State)) =
-            (b.rule, b.requested)
-        {
-            let mut f = Finding::new(
-                rule,
-                crate::rules::FindingKind::Decision,
-                format!("{}: {}", b.buffer, b.reason),
-            )
-            .buffer(&b.buffer)
-            .nodes([graph.name(b.placeholder), graph.name(b.writer)]);
-            if let Some(p) = &b.partition {
-                f = f.partition(p);
-            }
-            decisions.push(f);
-        }
-    }
+    decisions.extend(buffers.iter().enumerate().filter_map(|(i, b)| {
+        let cites_a_rule = b.rule.is_some()
+            && matches!(
+                b.requested,
+                StrategyRequest::Auto | StrategyRequest::Fixed(Strategy::State)
+            );
+        cites_a_rule.then_some(Decision::Buffer(i))
+    }));
     let stock = Tagging::stock(graph);
     let stock_estimate = estimate(
         graph,

@@ -16,8 +16,9 @@ use super::strategy::{self, Decided};
 use super::{Alternative, PlanRequest, Strategy, StrategyRequest};
 use crate::analyse::{Analysis, BufferChain};
 use crate::cost::{CostEstimate, Scratch, estimate};
+use crate::decision::{Basis, Decision, KeptState, Reason, Refusal};
 use crate::graph::Graph;
-use crate::rules::{Finding, RuleId};
+use crate::rules::RuleId;
 use hashbrown::HashMap;
 use std::rc::Rc;
 
@@ -31,7 +32,7 @@ pub(super) struct Searched {
     pub class_size: Vec<usize>,
     /// Refused merges of states the chosen plan does not keep: the findings (with their cycle
     /// paths) of the candidate that tried them, so that the refusal is explained either way.
-    pub refusals: Vec<Finding>,
+    pub refusals: Vec<Decision>,
     /// Candidate plans the search estimated.
     pub evaluated: usize,
 }
@@ -212,25 +213,17 @@ pub(super) fn search(
     let kept: Vec<bool> = (0..requested.len())
         .map(|b| states_allowed && auto[b] && first.outcomes[b].strategy == Strategy::State)
         .collect();
-    let state_refusals: Vec<Option<(RuleId, String)>> = first
+    let state_refusals: Vec<Option<Refusal>> = first
         .outcomes
         .iter()
         .map(|o| o.state_refusal.clone())
         .collect();
     let searched: Vec<bool> = (0..requested.len()).map(|b| auto[b] && !kept[b]).collect();
-    let searched_names: hashbrown::HashSet<&str> = (0..requested.len())
-        .filter(|&b| searched[b])
-        .map(|b| analysis.buffers[b].buffer.as_str())
-        .collect();
     // The first plan's refusals of the buffers searched, for the case the chosen plan is another.
-    let refusals: Vec<Finding> = first
-        .findings
+    let refusals: Vec<Decision> = first
+        .decisions
         .iter()
-        .filter(|f| {
-            f.buffer
-                .as_deref()
-                .is_some_and(|n| searched_names.contains(n))
-        })
+        .filter(|d| matches!(d, Decision::StateOnCycle { buffer, .. } if searched[*buffer]))
         .cloned()
         .collect();
     // The first plan itself, in effect: refused states are on CPU there. Planning that assignment
@@ -339,13 +332,9 @@ pub(super) fn search(
             let e = eval.get(&candidate);
             let lost = (0..requested.len())
                 .find(|&k| kept[k] && e.decided.outcomes[k].strategy != Strategy::State);
-            let refused = lost.map(|k| {
-                let (rule, why) = e.decided.outcomes[k]
-                    .state_refusal
-                    .clone()
-                    .unwrap_or((RuleId::StateWhole, String::new()));
-                let buffer = &analysis.buffers[k].buffer;
-                (rule, format!("it would cost {buffer} its state ({why})"))
+            let refused = lost.map(|k| Refusal::WouldCostState {
+                buffer: k,
+                because: e.decided.outcomes[k].state_refusal.clone().map(Box::new),
             });
             for &b in members {
                 alternatives[b].push(Alternative {
@@ -374,64 +363,41 @@ pub(super) fn search(
     }
 }
 
-/// The account of one `auto` buffer's decision: why a state was or was not possible, then every
-/// alternative with its estimate, and the choice. `outcome` is the chosen plan's for this buffer.
+/// The account of one `auto` buffer's decision: why a state was or was not possible, and the
+/// choice among the alternatives (which the decision carries). `outcome` is the chosen plan's for
+/// this buffer; `kept` the state it keeps, if any.
 pub(super) fn explain(
     request: &PlanRequest,
     outcome: &strategy::Outcome,
+    kept: Option<KeptState>,
     alternatives: &[Alternative],
     class_size: usize,
-) -> (String, Option<RuleId>) {
+) -> (Reason, Option<RuleId>) {
     let options = &request.options;
     let refusal = alternatives
         .iter()
         .find(|a| a.strategy == Strategy::State)
         .and_then(|a| a.refused.as_ref());
-    let (why, rule) = if !options.take_over_mutable_buffer {
-        (
-            "take_over_mutable_buffer is off, so no delegate may own the buffer as a state"
-                .to_string(),
-            Some(RuleId::NoHiddenState),
-        )
+    let basis = if !options.take_over_mutable_buffer {
+        Basis::Refused(Refusal::TakeOverOff)
     } else if !options.target_allows_states() {
-        (
-            format!(
-                "a Core ML state needs iOS18 or later and the minimum deployment target is {}",
-                options.target_label()
-            ),
-            Some(RuleId::StateTarget),
-        )
-    } else if outcome.strategy == Strategy::State {
-        return (
-            format!(
-                "{} (take-over on keeps every possible state)",
-                outcome.reason
-            ),
-            Some(RuleId::StateWhole),
-        );
-    } else if let Some((rule, why)) = refusal {
-        (format!("cannot be a Core ML state: {why}"), Some(*rule))
+        Basis::Refused(Refusal::TargetBelowIos18(options.minimum_deployment_target))
+    } else if let Some(kept) = kept.filter(|_| outcome.strategy == Strategy::State) {
+        Basis::Kept(kept)
+    } else if let Some(refusal) = refusal {
+        Basis::Refused(refusal.clone())
     } else {
-        ("no Core ML state could be kept".to_string(), None)
+        Basis::NoState
     };
-    let weighed: Vec<String> = alternatives
-        .iter()
-        .map(|a| match &a.refused {
-            Some(_) if a.strategy == Strategy::State => "state: impossible".to_string(),
-            Some((_, why)) => format!("{}: not taken, {why}", a.strategy),
-            None => format!("{}: {}", a.strategy, a.estimate),
-        })
-        .collect();
-    let with = match class_size {
-        0 | 1 => String::new(),
-        n => format!(", together with the {} other buffer(s) of its shape", n - 1),
+    let rule = match &basis {
+        Basis::Kept(_) => Some(RuleId::StateWhole),
+        Basis::Refused(r) => Some(r.rule()),
+        Basis::NoState => None,
     };
-    (
-        format!(
-            "{why}; estimated per step, {}; chose {}{with}",
-            weighed.join("; "),
-            outcome.strategy
-        ),
-        rule,
-    )
+    let reason = Reason::Weighed {
+        basis,
+        chosen: outcome.strategy,
+        class_size,
+    };
+    (reason, rule)
 }

@@ -5,38 +5,23 @@
 use super::levels::{self, Groups};
 use super::{PlanError, PlanRequest, Strategy, StrategyRequest};
 use crate::analyse::{Analysis, BufferChain, DirectedGraph};
+use crate::decision::{Blocker, CycleStep, Decision, HullPlace, KeptState, Reason, Refusal};
 use crate::graph::{Graph, NodeId, OpKind};
-use crate::rules::{Finding, FindingKind, PathStep, RuleId, render_path};
-
-/// Why a node cannot be in a delegate partition.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Blocker {
-    /// Placeholders, `get_attr` and the output are not ops a delegate runs.
-    NotAnOp,
-    Unsupported,
-    /// In the chain of this buffer, which runs on CPU.
-    CpuChain(usize),
-    /// A multi-output op one of whose `getitem`s cannot be delegated.
-    TupleSibling(NodeId),
-    /// A `getitem` whose producer runs on CPU.
-    ProducerOnCpu(NodeId),
-    /// Its partition would read no runtime value, which Core ML allows only from iOS18.
-    NoInput,
-    /// The request keeps it on CPU.
-    Requested,
-}
+use crate::rules::RuleId;
 
 #[derive(Clone)]
 pub(super) struct Outcome {
     pub strategy: Strategy,
-    pub reason: String,
+    /// `None` until the plan is chosen: a kept state's reason names its partition, and an `auto`
+    /// buffer's is the search's account.
+    pub reason: Option<Reason>,
     pub rule: Option<RuleId>,
-    /// Why a state was refused, when one was tried and demoted: the rule and the blocking fact.
-    pub state_refusal: Option<(RuleId, String)>,
+    /// Why a state was refused, when one was tried and demoted.
+    pub state_refusal: Option<Refusal>,
 }
 
 impl Outcome {
-    fn new(strategy: Strategy, reason: String, rule: Option<RuleId>) -> Self {
+    fn new(strategy: Strategy, reason: Option<Reason>, rule: Option<RuleId>) -> Self {
         Outcome {
             strategy,
             reason,
@@ -46,15 +31,15 @@ impl Outcome {
     }
 
     /// A state given up: the chain runs on CPU, and the refusal is kept for the search's account.
-    fn refused(requested: StrategyRequest, rule: RuleId, why: String) -> Self {
+    fn refused(requested: StrategyRequest, refusal: Refusal) -> Self {
         Outcome {
             strategy: Strategy::Cpu,
-            reason: format!(
-                "{} {why}; the whole chain runs on CPU",
-                state_prefix(requested)
-            ),
-            rule: Some(rule),
-            state_refusal: Some((rule, why)),
+            rule: Some(refusal.rule()),
+            reason: Some(Reason::StateRefused {
+                requested,
+                refusal: refusal.clone(),
+            }),
+            state_refusal: Some(refusal),
         }
     }
 }
@@ -62,8 +47,8 @@ impl Outcome {
 #[derive(Clone)]
 pub(super) struct Decided {
     pub outcomes: Vec<Outcome>,
-    /// Refused merges, with their paths.
-    pub findings: Vec<Finding>,
+    /// Ops moved to CPU and states given up on cycles, in the order the rounds decided them.
+    pub decisions: Vec<Decision>,
     pub partition: Vec<Option<u32>>,
     pub partition_count: u32,
 }
@@ -108,44 +93,34 @@ pub(super) fn decide(
     assigned: &[Strategy],
 ) -> Decided {
     let options = &request.options;
+    let forbidden = |requested: StrategyRequest, refusal: Refusal| {
+        let rule = Some(refusal.rule());
+        Outcome::new(
+            Strategy::Cpu,
+            Some(Reason::StateRefused { requested, refusal }),
+            rule,
+        )
+    };
     let mut outcomes: Vec<Outcome> = requested
         .iter()
         .zip(assigned)
-        .map(|(r, &assigned)| {
-            let asked = match r {
-                StrategyRequest::Auto => "",
-                StrategyRequest::Fixed(_) => "state was requested, but ",
-            };
-            match (r, assigned) {
-                (StrategyRequest::Fixed(Strategy::Cpu), _) => Outcome::new(
-                    Strategy::Cpu,
-                    "cpu was requested: the whole chain runs on CPU and delegates read the buffer as a plain input".into(),
-                    None,
-                ),
-                (StrategyRequest::Fixed(Strategy::Io), _) => Outcome::new(
-                    Strategy::Io,
-                    "io was requested: delegates take the buffer as a plain input and return its new value, which the runtime writes back".into(),
-                    None,
-                ),
-                (StrategyRequest::Auto, Strategy::Io | Strategy::Cpu) => {
-                    // The search explains its choice once it has made it.
-                    Outcome::new(assigned, String::new(), None)
-                }
-                _ if !options.take_over_mutable_buffer => Outcome::new(
-                    Strategy::Cpu,
-                    format!("{asked}take_over_mutable_buffer is off, so no delegate may own the buffer: its chain runs on CPU and delegates read it as a plain input"),
-                    Some(RuleId::NoHiddenState),
-                ),
-                _ if !options.target_allows_states() => Outcome::new(
-                    Strategy::Cpu,
-                    format!("{asked}a Core ML state needs iOS18 or later and the minimum deployment target is {}: its chain runs on CPU", options.target_label()),
-                    Some(RuleId::StateTarget),
-                ),
-                _ => Outcome::new(Strategy::State, String::new(), Some(RuleId::StateWhole)),
+        .map(|(&r, &assigned)| match (r, assigned) {
+            (StrategyRequest::Fixed(s @ (Strategy::Cpu | Strategy::Io)), _) => {
+                Outcome::new(s, Some(Reason::Requested(s)), None)
             }
+            // The search explains its choice once it has made it.
+            (StrategyRequest::Auto, Strategy::Io | Strategy::Cpu) => {
+                Outcome::new(assigned, None, None)
+            }
+            _ if !options.take_over_mutable_buffer => forbidden(r, Refusal::TakeOverOff),
+            _ if !options.target_allows_states() => forbidden(
+                r,
+                Refusal::TargetBelowIos18(options.minimum_deployment_target),
+            ),
+            _ => Outcome::new(Strategy::State, None, Some(RuleId::StateWhole)),
         })
         .collect();
-    let mut findings = Vec::new();
+    let mut decisions = Vec::new();
     let mut no_input = vec![false; graph.len()];
     loop {
         let blockers = blockers(graph, analysis, request, &outcomes, &no_input);
@@ -160,8 +135,19 @@ pub(super) fn decide(
                 .filter(|&&n| n != chain.placeholder)
                 .find_map(|&n| blockers[n.index()].map(|bl| (n, bl)));
             if let Some((node, blocker)) = blocked {
-                let (rule, why) = explain_blocker(graph, analysis, chain, node, blocker);
-                outcomes[b] = Outcome::refused(requested[b], rule, why);
+                let place = if chain.chain.contains(&node) {
+                    HullPlace::Chain
+                } else if chain.placeholder_readers.contains(&node) {
+                    HullPlace::OldValueReader
+                } else {
+                    HullPlace::Between
+                };
+                let refusal = Refusal::Blocked {
+                    node,
+                    place,
+                    blocker,
+                };
+                outcomes[b] = Outcome::refused(requested[b], refusal);
                 demoted = true;
             }
         }
@@ -184,26 +170,14 @@ pub(super) fn decide(
                         for &n in &nodes {
                             no_input[n.index()] = true;
                         }
-                        let names: Vec<&str> = nodes.iter().map(|&n| graph.name(n)).collect();
-                        findings.push(
-                            Finding::new(
-                                RuleId::NoInputTarget,
-                                FindingKind::Decision,
-                                format!(
-                                    "{} would form a partition that reads no runtime value, which Core ML allows only from iOS18 (the target is {}): they run on CPU",
-                                    names.join(", "),
-                                    options.target_label()
-                                ),
-                            )
-                            .nodes(names),
-                        );
+                        decisions.push(Decision::InputlessOnCpu(nodes));
                     }
                     continue;
                 }
-                // A kept state's reason is written for the chosen plan only (`kept_reason`).
+                // A kept state's reason is written for the chosen plan only (`kept_state`).
                 return Decided {
                     outcomes,
-                    findings,
+                    decisions,
                     partition: levels.partition,
                     partition_count: levels.count,
                 };
@@ -216,62 +190,32 @@ pub(super) fn decide(
                     .flat_map(|&g| groups.buffers[g as usize].iter().copied())
                     .max()
                     .unwrap_or(0);
-                let path: Vec<PathStep> = cycle
+                let path: Vec<CycleStep> = cycle
                     .path
                     .iter()
-                    .map(|&(n, jump)| PathStep {
-                        node: graph.name(n).to_string(),
-                        tag: groups.group(n).map(|g| {
-                            format!(
-                                "state:{}",
-                                analysis.buffers[groups.buffers[g as usize][0]].buffer
-                            )
-                        }),
+                    .map(|&(node, jump)| CycleStep {
+                        node,
+                        state_of: groups.group(node).map(|g| groups.buffers[g as usize][0]),
                         within_partition: jump,
                     })
                     .collect();
-                let buffer = &analysis.buffers[victim].buffer;
-                let why = format!(
-                    "its state would share a partition with nodes that a path through the rest of the graph leaves and re-enters ({})",
-                    render_path(&path)
-                );
-                findings.push(
-                    Finding::new(
-                        RuleId::Acyclic,
-                        FindingKind::Decision,
-                        format!("{buffer}: refused to keep as a state: {why}"),
-                    )
-                    .buffer(buffer)
-                    .nodes(cycle.path.iter().map(|&(n, _)| graph.name(n)))
-                    .path(path),
-                );
-                outcomes[victim] = Outcome::refused(requested[victim], RuleId::Acyclic, why);
+                decisions.push(Decision::StateOnCycle {
+                    buffer: victim,
+                    path: path.clone(),
+                });
+                outcomes[victim] = Outcome::refused(requested[victim], Refusal::Cycle(path));
             }
         }
     }
 }
 
 /// Why a buffer the plan keeps as a state of partition `tag` can be one.
-pub(super) fn kept_reason(chain: &BufferChain, tag: &str) -> String {
-    format!(
-        "kept as a Core ML state of {tag}: its placeholder, its {}-node {} chain and the {} reader(s) of its old value are all supported and fit in one partition",
-        chain.chain.len(),
-        kind_label(chain),
-        chain.placeholder_readers.len()
-    )
-}
-
-fn state_prefix(requested: StrategyRequest) -> &'static str {
-    match requested {
-        StrategyRequest::Auto => "cannot be a Core ML state:",
-        StrategyRequest::Fixed(_) => "state was requested but is impossible:",
-    }
-}
-
-fn kind_label(chain: &BufferChain) -> &'static str {
-    match chain.kind {
-        crate::analyse::MutationKind::Slice => "slice-update",
-        crate::analyse::MutationKind::Whole => "whole-buffer",
+pub(super) fn kept_state(chain: &BufferChain, tag: &str) -> KeptState {
+    KeptState {
+        partition: tag.to_string(),
+        chain_nodes: chain.chain.len(),
+        kind: chain.kind,
+        old_value_readers: chain.placeholder_readers.len(),
     }
 }
 
@@ -319,70 +263,6 @@ fn blockers(
         }
     }
     blockers
-}
-
-fn explain_blocker(
-    graph: &Graph,
-    analysis: &Analysis,
-    chain: &BufferChain,
-    node: NodeId,
-    blocker: Blocker,
-) -> (RuleId, String) {
-    let role = if chain.chain.contains(&node) {
-        "in its chain"
-    } else if chain.placeholder_readers.contains(&node) {
-        "reading its old value"
-    } else {
-        "between its chain and a reader of its old value"
-    };
-    let n = graph.node(node);
-    let what = format!(
-        "{} ({}) {role}",
-        n.name,
-        if n.target.is_empty() {
-            "output"
-        } else {
-            &n.target
-        }
-    );
-    match blocker {
-        Blocker::Unsupported => (
-            RuleId::Supported,
-            format!("{what} is not supported by Core ML"),
-        ),
-        Blocker::NotAnOp => (RuleId::StateWhole, format!("{what} cannot be delegated")),
-        Blocker::CpuChain(other) => (
-            RuleId::StateWhole,
-            format!(
-                "{what} is in the chain of {}, which runs on CPU",
-                analysis.buffers[other].buffer
-            ),
-        ),
-        Blocker::TupleSibling(item) => (
-            RuleId::Supported,
-            format!(
-                "{what} has an output {} that cannot be delegated, so the op stays on CPU",
-                graph.name(item)
-            ),
-        ),
-        Blocker::Requested => (
-            RuleId::Supported,
-            format!("{what} is kept on CPU by the request"),
-        ),
-        Blocker::NoInput => (
-            RuleId::NoInputTarget,
-            format!(
-                "{what} would sit in a partition without runtime inputs, which Core ML allows only from iOS18"
-            ),
-        ),
-        Blocker::ProducerOnCpu(producer) => (
-            RuleId::Supported,
-            format!(
-                "{what} takes its value from {}, which runs on CPU",
-                graph.name(producer)
-            ),
-        ),
-    }
 }
 
 /// Below iOS18, the `call_function` nodes of each partition that would read no runtime value:

@@ -2,6 +2,8 @@ use super::*;
 use crate::analyse::analyse;
 use crate::fixtures::{load, seed_graph};
 use crate::options::DeploymentTarget;
+use crate::report::Prose;
+use crate::rules::Finding;
 use crate::rules::RuleId;
 use crate::synthetic::BridgeBuilder;
 use crate::verify::{Verdict, verify};
@@ -24,6 +26,26 @@ fn plan_with(g: &Graph, f: impl FnOnce(&mut PlanRequest)) -> Plan {
     plan_checked(g, f).0
 }
 
+/// A buffer's reason in words, as the reports say it.
+fn said(g: &Graph, b: &BufferDecision) -> String {
+    let analysis = analyse(g);
+    Prose {
+        graph: g,
+        analysis: &analysis,
+    }
+    .reason(b)
+}
+
+/// The plan's decisions as the reports list them.
+fn decisions(g: &Graph, p: &Plan) -> Vec<Finding> {
+    let analysis = analyse(g);
+    Prose {
+        graph: g,
+        analysis: &analysis,
+    }
+    .decisions(p)
+}
+
 fn ios18(r: &mut PlanRequest) {
     r.options.minimum_deployment_target = Some(DeploymentTarget::Ios18);
 }
@@ -42,9 +64,9 @@ fn the_seed_at_ios18_keeps_the_whole_chain_as_one_state() {
         (Strategy::State, Some("tag0"), Some(RuleId::StateWhole))
     );
     assert!(
-        b.reason.contains("5-node slice-update chain"),
+        said(&g, b).contains("5-node slice-update chain"),
         "{}",
-        b.reason
+        said(&g, b)
     );
     for n in [
         "b_cache", "c_scale", "mul", "scatter0", "unsq", "add", "copy", "scatter1", "sum", "out",
@@ -79,12 +101,12 @@ fn take_over_off_passes_the_buffer_through_one_delegate_when_that_is_cheapest() 
         .collect();
     assert_eq!(weighed, [(Strategy::Io, 1), (Strategy::Cpu, 2)]);
     assert!(
-        b.reason.starts_with("take_over_mutable_buffer is off")
-            && b.reason.contains("io: 1 partition,")
-            && b.reason.contains("cpu: 2 partitions,")
-            && b.reason.ends_with("chose io"),
+        said(&g, b).starts_with("take_over_mutable_buffer is off")
+            && said(&g, b).contains("io: 1 partition,")
+            && said(&g, b).contains("cpu: 2 partitions,")
+            && said(&g, b).ends_with("chose io"),
         "{}",
-        b.reason
+        said(&g, b)
     );
     assert_eq!(p.estimate, b.alternatives[0].estimate);
     // The plan says what was wrong with the stock proposal (nothing is tagged in the fixture).
@@ -139,7 +161,7 @@ fn auto_chooses_cpu_when_bytes_are_costly_and_says_why() {
         r.cost.bytes_per_us = 100.0;
     });
     let b = &p.buffers[0];
-    assert_eq!(b.strategy, Strategy::Cpu, "{}", b.reason);
+    assert_eq!(b.strategy, Strategy::Cpu, "{}", said(&g, b));
     let io = &b.alternatives[0];
     let cpu = &b.alternatives[1];
     assert_eq!((io.strategy, cpu.strategy), (Strategy::Io, Strategy::Cpu));
@@ -151,8 +173,8 @@ fn auto_chooses_cpu_when_bytes_are_costly_and_says_why() {
     // io: the old value in, the new value out; cpu: the new value into the second delegate.
     assert_eq!(io.estimate.boundary_bytes, (8 << 20) + 4 * 1024 * 2);
     assert_eq!(cpu.estimate.boundary_bytes, (4 << 20) + 4 * 1024 * 3);
-    assert!(b.reason.ends_with("chose cpu"), "{}", b.reason);
-    assert!(b.reason.contains("io: "), "{}", b.reason);
+    assert!(said(&g, b).ends_with("chose cpu"), "{}", said(&g, b));
+    assert!(said(&g, b).contains("io: "), "{}", said(&g, b));
     // Where bytes are cheap, the same graph keeps one delegate and passes the buffer through.
     let p = plan_with(&g, |r| {
         ios18(r);
@@ -163,7 +185,7 @@ fn auto_chooses_cpu_when_bytes_are_costly_and_says_why() {
         p.buffers[0].strategy,
         Strategy::Io,
         "{}",
-        p.buffers[0].reason
+        said(&g, &p.buffers[0])
     );
 }
 
@@ -177,8 +199,7 @@ fn requested_state_with_take_over_off_is_refused_with_the_rule() {
     });
     assert_eq!(p.buffers[0].strategy, Strategy::Cpu);
     assert!(
-        p.buffers[0]
-            .reason
+        said(&g, &p.buffers[0])
             .starts_with("state was requested, but take_over_mutable_buffer is off")
     );
 }
@@ -254,9 +275,8 @@ fn crossed_states_refuse_one_merge_and_explain_the_path() {
     assert_eq!(p.buffers[0].strategy, Strategy::State);
     assert_ne!(p.buffers[1].strategy, Strategy::State);
     assert_eq!(p.buffers[1].rule, Some(RuleId::Acyclic));
-    let refusal = p
-        .decisions
-        .iter()
+    let refusal = decisions(&g, &p)
+        .into_iter()
         .find(|d| d.rule == RuleId::Acyclic)
         .expect("refusal explained");
     assert!(refusal.path.len() >= 4, "{refusal}");
@@ -357,9 +377,8 @@ fn below_ios18_a_partition_without_runtime_inputs_runs_on_cpu() {
         (tag(&g, &p, "table"), tag(&g, &p, "out")),
         (None, Some("tag0"))
     );
-    let moved = p
-        .decisions
-        .iter()
+    let moved = decisions(&g, &p)
+        .into_iter()
         .find(|d| d.rule == RuleId::NoInputTarget)
         .expect("explained");
     assert_eq!(moved.nodes, ["table"]);

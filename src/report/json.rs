@@ -1,5 +1,6 @@
 //! `partition-planner/plan@1` and `partition-planner/check@1` documents (docs/bridge-json.md).
 
+use super::Prose;
 use crate::analyse::Analysis;
 use crate::graph::{Graph, NodeId};
 use crate::measure::Measure;
@@ -109,6 +110,8 @@ impl Serialize for PlanDocument<'_> {
             plan,
             verdict,
         } = *self;
+        let prose = Prose { graph, analysis };
+        let decisions = prose.decisions(plan);
         let buffers = SeqOf(|| {
             plan.buffers
                 .iter()
@@ -124,18 +127,18 @@ impl Serialize for PlanDocument<'_> {
                         "strategy": b.strategy,
                         "partition": b.partition,
                         "rule": b.rule,
-                        "reason": b.reason,
+                        "reason": prose.reason(b),
                         "alternatives": b.alternatives.iter().map(|a| json!({
                             "strategy": a.strategy,
                             "estimate": a.estimate,
-                            "refused": a.refused.as_ref().map(|(rule, why)| json!({"rule": rule, "reason": why})),
+                            "refused": a.refused.as_ref().map(|r| json!({"rule": r.rule(), "reason": prose.refusal(r)})),
                         })).collect::<Vec<_>>(),
                         "decided_with": b.class_size,
                     })
                 })
         });
         let explanations = SeqOf(|| {
-            scoped("plan", &plan.decisions)
+            scoped("plan", &decisions)
                 .chain(scoped("plan", &verdict.plan))
                 .chain(scoped("stock", &verdict.stock))
         });

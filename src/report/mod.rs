@@ -1,9 +1,11 @@
 //! Report: a plan or a check as the JSON the Python side applies, or as text a person reads.
 
 mod json;
+mod reasons;
 mod text;
 mod whatif;
 
 pub use json::{CheckDocument, PlanDocument, check_json, plan_json};
+pub use reasons::Prose;
 pub use text::{check_text, manifest_diff_text, plan_text};
 pub use whatif::{Answered, Base, comparison_table, whatif_json, whatif_text};

@@ -1,5 +1,6 @@
 //! The terminal report: one line per buffer, one per partition, then the explanations.
 
+use super::Prose;
 use crate::analyse::Analysis;
 use crate::graph::{Graph, NodeId};
 use crate::manifest::ManifestDiff;
@@ -64,6 +65,7 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verd
         o.minimum_deployment_target
             .map_or("default".to_string(), |t| t.to_string())
     );
+    let prose = Prose { graph, analysis };
     let _ = writeln!(out, "\nbuffers ({}):", plan.buffers.len());
     for (b, chain) in plan.buffers.iter().zip(&analysis.buffers) {
         let kind = match chain.kind {
@@ -77,7 +79,7 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verd
             b.buffer,
             b.strategy.as_str(),
             chain.chain.len(),
-            b.reason
+            prose.reason(b)
         );
     }
     let _ = writeln!(
@@ -90,8 +92,8 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verd
         partition_line(&mut out, graph, p);
     }
     // A buffer's decision is already its line above; what adds to it is a path or a finding.
-    let explained: Vec<Finding> = plan
-        .decisions
+    let explained: Vec<Finding> = prose
+        .decisions(plan)
         .iter()
         .filter(|d| d.buffer.is_none() || !d.path.is_empty())
         .chain(&verdict.plan)

@@ -1,0 +1,252 @@
+//! The planner's reasons and decisions in sentences: the one place `Reason`, `Refusal` and
+//! `Decision` (facts with node ids and buffer indices) become text, for the JSON and text reports.
+
+use crate::analyse::{Analysis, MutationKind};
+use crate::decision::{
+    Basis, Blocker, BufferDecision, CycleStep, Decision, HullPlace, KeptState, Reason, Refusal,
+    Strategy, StrategyRequest,
+};
+use crate::graph::Graph;
+use crate::options::target_label;
+use crate::plan::Plan;
+use crate::rules::{Finding, FindingKind, PathStep, RuleId, render_path};
+
+/// Prose for what a reason refers to by id.
+#[derive(Clone, Copy)]
+pub struct Prose<'a> {
+    pub graph: &'a Graph,
+    pub analysis: &'a Analysis,
+}
+
+impl Prose<'_> {
+    fn buffer(&self, b: usize) -> &str {
+        self.analysis
+            .buffers
+            .get(b)
+            .map_or("?", |c| c.buffer.as_str())
+    }
+
+    /// A reason in a sentence a person reads.
+    pub fn reason(&self, b: &BufferDecision) -> String {
+        match &b.reason {
+            Reason::Requested(Strategy::Cpu) => "cpu was requested: the whole chain runs on CPU and delegates read the buffer as a plain input".into(),
+            Reason::Requested(Strategy::Io) => "io was requested: delegates take the buffer as a plain input and return its new value, which the runtime writes back".into(),
+            Reason::Requested(Strategy::State) => "state was requested".into(),
+            Reason::StateRefused { requested, refusal } => self.refused_state(*requested, refusal),
+            Reason::Kept(kept) => kept_text(kept),
+            Reason::Weighed {
+                basis,
+                chosen,
+                class_size,
+            } => self.weighed(b, basis, *chosen, *class_size),
+        }
+    }
+
+    fn refused_state(&self, requested: StrategyRequest, refusal: &Refusal) -> String {
+        let asked = match requested {
+            StrategyRequest::Auto => "",
+            StrategyRequest::Fixed(_) => "state was requested, but ",
+        };
+        match refusal {
+            Refusal::TakeOverOff => format!(
+                "{asked}take_over_mutable_buffer is off, so no delegate may own the buffer: its chain runs on CPU and delegates read it as a plain input"
+            ),
+            Refusal::TargetBelowIos18(t) => format!(
+                "{asked}a Core ML state needs iOS18 or later and the minimum deployment target is {}: its chain runs on CPU",
+                target_label(*t)
+            ),
+            other => {
+                let prefix = match requested {
+                    StrategyRequest::Auto => "cannot be a Core ML state:",
+                    StrategyRequest::Fixed(_) => "state was requested but is impossible:",
+                };
+                format!(
+                    "{prefix} {}; the whole chain runs on CPU",
+                    self.refusal(other)
+                )
+            }
+        }
+    }
+
+    fn weighed(
+        &self,
+        b: &BufferDecision,
+        basis: &Basis,
+        chosen: Strategy,
+        class_size: usize,
+    ) -> String {
+        let why = match basis {
+            Basis::Kept(kept) => {
+                return format!(
+                    "{} (take-over on keeps every possible state)",
+                    kept_text(kept)
+                );
+            }
+            Basis::Refused(Refusal::TakeOverOff) => {
+                "take_over_mutable_buffer is off, so no delegate may own the buffer as a state"
+                    .to_string()
+            }
+            Basis::Refused(Refusal::TargetBelowIos18(t)) => format!(
+                "a Core ML state needs iOS18 or later and the minimum deployment target is {}",
+                target_label(*t)
+            ),
+            Basis::Refused(r) => format!("cannot be a Core ML state: {}", self.refusal(r)),
+            Basis::NoState => "no Core ML state could be kept".to_string(),
+        };
+        let weighed: Vec<String> = b
+            .alternatives
+            .iter()
+            .map(|a| match &a.refused {
+                Some(_) if a.strategy == Strategy::State => "state: impossible".to_string(),
+                Some(r) => format!("{}: not taken, {}", a.strategy, self.refusal(r)),
+                None => format!("{}: {}", a.strategy, a.estimate),
+            })
+            .collect();
+        let with = match class_size {
+            0 | 1 => String::new(),
+            n => format!(", together with the {} other buffer(s) of its shape", n - 1),
+        };
+        format!(
+            "{why}; estimated per step, {}; chose {chosen}{with}",
+            weighed.join("; ")
+        )
+    }
+
+    /// The blocking fact behind a refusal.
+    pub fn refusal(&self, r: &Refusal) -> String {
+        match r {
+            Refusal::TakeOverOff => {
+                "take_over_mutable_buffer is off, so no delegate may own the buffer as a state"
+                    .to_string()
+            }
+            Refusal::TargetBelowIos18(t) => format!(
+                "a Core ML state needs iOS18 or later and the minimum deployment target is {}",
+                target_label(*t)
+            ),
+            Refusal::Blocked {
+                node,
+                place,
+                blocker,
+            } => self.blocked(*node, *place, *blocker),
+            Refusal::Cycle(path) => format!(
+                "its state would share a partition with nodes that a path through the rest of the graph leaves and re-enters ({})",
+                render_path(&self.path(path))
+            ),
+            Refusal::WouldCostState { buffer, because } => format!(
+                "it would cost {} its state ({})",
+                self.buffer(*buffer),
+                because.as_ref().map_or(String::new(), |r| self.refusal(r))
+            ),
+        }
+    }
+
+    fn blocked(&self, node: crate::graph::NodeId, place: HullPlace, blocker: Blocker) -> String {
+        let role = match place {
+            HullPlace::Chain => "in its chain",
+            HullPlace::OldValueReader => "reading its old value",
+            HullPlace::Between => "between its chain and a reader of its old value",
+        };
+        let n = self.graph.node(node);
+        let target: &str = if n.target.is_empty() {
+            "output"
+        } else {
+            &n.target
+        };
+        let what = format!("{} ({target}) {role}", n.name);
+        match blocker {
+            Blocker::Unsupported => format!("{what} is not supported by Core ML"),
+            Blocker::NotAnOp => format!("{what} cannot be delegated"),
+            Blocker::CpuChain(other) => format!(
+                "{what} is in the chain of {}, which runs on CPU",
+                self.buffer(other)
+            ),
+            Blocker::TupleSibling(item) => format!(
+                "{what} has an output {} that cannot be delegated, so the op stays on CPU",
+                self.graph.name(item)
+            ),
+            Blocker::Requested => format!("{what} is kept on CPU by the request"),
+            Blocker::NoInput => format!(
+                "{what} would sit in a partition without runtime inputs, which Core ML allows only from iOS18"
+            ),
+            Blocker::ProducerOnCpu(producer) => format!(
+                "{what} takes its value from {}, which runs on CPU",
+                self.graph.name(producer)
+            ),
+        }
+    }
+
+    /// A planner's cycle as the path findings carry: each node with its state group, if any.
+    fn path(&self, steps: &[CycleStep]) -> Vec<PathStep> {
+        steps
+            .iter()
+            .map(|s| PathStep {
+                node: self.graph.name(s.node).to_string(),
+                tag: s.state_of.map(|b| format!("state:{}", self.buffer(b))),
+                within_partition: s.within_partition,
+            })
+            .collect()
+    }
+
+    /// The plan's decisions as findings, in the plan's order.
+    pub fn decisions(&self, plan: &Plan) -> Vec<Finding> {
+        plan.decisions
+            .iter()
+            .filter_map(|d| self.decision(plan, d))
+            .collect()
+    }
+
+    fn decision(&self, plan: &Plan, d: &Decision) -> Option<Finding> {
+        Some(match d {
+            Decision::InputlessOnCpu(nodes) => {
+                let names: Vec<&str> = nodes.iter().map(|&n| self.graph.name(n)).collect();
+                Finding::new(
+                    RuleId::NoInputTarget,
+                    FindingKind::Decision,
+                    format!(
+                        "{} would form a partition that reads no runtime value, which Core ML allows only from iOS18 (the target is {}): they run on CPU",
+                        names.join(", "),
+                        plan.options.target_label()
+                    ),
+                )
+                .nodes(names)
+            }
+            Decision::StateOnCycle { buffer, path } => {
+                let name = self.buffer(*buffer);
+                let why = self.refusal(&Refusal::Cycle(path.clone()));
+                Finding::new(
+                    RuleId::Acyclic,
+                    FindingKind::Decision,
+                    format!("{name}: refused to keep as a state: {why}"),
+                )
+                .buffer(name)
+                .nodes(path.iter().map(|s| self.graph.name(s.node)))
+                .path(self.path(path))
+            }
+            Decision::Buffer(i) => {
+                let b = plan.buffers.get(*i)?;
+                let mut f = Finding::new(
+                    b.rule?,
+                    FindingKind::Decision,
+                    format!("{}: {}", b.buffer, self.reason(b)),
+                )
+                .buffer(&b.buffer)
+                .nodes([self.graph.name(b.placeholder), self.graph.name(b.writer)]);
+                if let Some(p) = &b.partition {
+                    f = f.partition(p);
+                }
+                f
+            }
+        })
+    }
+}
+
+fn kept_text(k: &KeptState) -> String {
+    let kind = match k.kind {
+        MutationKind::Slice => "slice-update",
+        MutationKind::Whole => "whole-buffer",
+    };
+    format!(
+        "kept as a Core ML state of {}: its placeholder, its {}-node {kind} chain and the {} reader(s) of its old value are all supported and fit in one partition",
+        k.partition, k.chain_nodes, k.old_value_readers
+    )
+}
