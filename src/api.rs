@@ -93,6 +93,11 @@ impl Planned {
     pub fn text(&self) -> String {
         report::plan_text(&self.graph, &self.analysis, &self.plan, &self.verdict)
     }
+    /// The first violation the checker finds in the plan, in words: a planner bug.
+    pub fn violation(&self) -> Option<report::Explained> {
+        let v = self.verdict.violations().next()?;
+        Some(report::explain(&self.graph, v))
+    }
     /// One entry per delegate partition, keyed by content (docs/manifest.md).
     pub fn manifest(&self) -> Manifest {
         manifest(&self.graph, &self.plan.tagging, &self.plan.options)
@@ -191,11 +196,13 @@ impl Answers {
         }
     }
 
-    /// The first violation the checker finds in an answer: a planner bug.
-    pub fn violation(&self) -> Option<&Finding> {
-        self.results
+    /// The first violation the checker finds in an answer, in words: a planner bug.
+    pub fn violation(&self) -> Option<report::Explained> {
+        let v = self
+            .results
             .iter()
-            .find_map(|r| r.verdict.violations().next())
+            .find_map(|r| r.verdict.violations().next())?;
+        Some(report::explain(&self.session.graph, v))
     }
 }
 

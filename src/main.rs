@@ -264,7 +264,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             if let Some(path) = emit_manifest {
                 write_to(Some(&path), &pretty(&planned.manifest()))?;
             }
-            if let Some(v) = planned.verdict.violations().next() {
+            if let Some(v) = planned.violation() {
                 return Err(Failure(
                     3,
                     format!("internal error: the checker rejects this plan: {v}"),

@@ -1,6 +1,8 @@
 //! The rules a tagging must keep, each under a stable ID. Explanations, `check` and the checker
 //! all speak in these IDs; docs/rules.md says what each guards against in executorch/coremltools.
 
+use crate::graph::NodeId;
+use crate::options::DeploymentTarget;
 use serde::Serialize;
 use std::fmt;
 
@@ -114,65 +116,112 @@ pub enum FindingKind {
 }
 
 /// One step of a concrete path through the graph.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PathStep {
-    pub node: String,
+    pub node: NodeId,
     /// The node's partition, or `None` on CPU.
     pub tag: Option<String>,
     /// The step is reached by staying inside the previous step's partition, not by an edge.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub within_partition: bool,
 }
 
-impl fmt::Display for PathStep {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.tag {
-            Some(t) => write!(f, "{} [{t}]", self.node),
-            None => write!(f, "{} [cpu]", self.node),
-        }
-    }
-}
-
-/// Renders a path as `a [tag0] -> b [cpu] -> c [tag0]`, with `~>` for a step inside a partition.
-pub fn render_path(path: &[PathStep]) -> String {
-    let mut out = String::new();
-    for (i, step) in path.iter().enumerate() {
-        if i > 0 {
-            out.push_str(if step.within_partition {
-                " ~> "
-            } else {
-                " -> "
-            });
-        }
-        out.push_str(&step.to_string());
-    }
-    out
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// A checker's finding: the rule, and the fact behind it with the nodes it is about. `report/`
+/// says it in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
     pub rule: RuleId,
     pub kind: FindingKind,
-    pub message: String,
+    pub fact: Fact,
     /// The nodes the finding is about.
-    pub nodes: Vec<String>,
+    pub nodes: Vec<NodeId>,
     /// For `ACYCLIC`: the path that leaves a partition and re-enters it.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub path: Vec<PathStep>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub buffer: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub partition: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes: Option<u64>,
 }
 
+/// What the checker found, per rule. Tags are names (`None` is CPU); nodes are ids.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fact {
+    /// ACYCLIC: a path leaves the finding's partition at `exit` and re-enters it at `entry`.
+    NotConvex { exit: NodeId, entry: NodeId },
+    /// ACYCLIC: these partitions depend on each other in a cycle.
+    PartitionsInCycle { tags: Vec<String> },
+    /// SUPPORTED: an op the backend does not support is tagged.
+    UnsupportedTagged { node: NodeId },
+    /// SUPPORTED: the graph output is tagged.
+    OutputTagged { node: NodeId },
+    /// NO_HIDDEN_STATE: the placeholder is tagged with take-over off; with its writer beside it
+    /// (`as_state`) it becomes a state, otherwise a frozen copy.
+    HiddenState { placeholder: NodeId, as_state: bool },
+    /// NO_STALE_COPY: the placeholder is tagged but the writer is elsewhere.
+    StaleCopy {
+        placeholder: NodeId,
+        writer: NodeId,
+        writer_tag: Option<String>,
+    },
+    /// STATE_WHOLE: these chain nodes or old-value readers are outside the state's partition.
+    StateSplit {
+        outside: Vec<(NodeId, Option<String>)>,
+    },
+    /// STATE_TARGET: states below iOS18.
+    StatesBelowTarget {
+        buffers: Vec<String>,
+        target: Option<DeploymentTarget>,
+    },
+    /// NO_INPUT_TARGET: the partition reads no runtime value, below iOS18.
+    NoRuntimeInput {
+        members: Vec<NodeId>,
+        target: Option<DeploymentTarget>,
+    },
+    /// CONSTANT_SHARING: a tagged constant copied for each reading side.
+    ConstantCopied {
+        placeholder: NodeId,
+        readers: Vec<Option<String>>,
+    },
+    /// TUPLE_WHOLE: a getitem on another side than the op whose output it picks.
+    TupleSplit {
+        getitem: NodeId,
+        producer: NodeId,
+        getitem_tag: Option<String>,
+        producer_tag: Option<String>,
+    },
+    /// PLAN_MATCHES_TAGS: said to be a state of `claimed`, placeholder and writer are elsewhere.
+    NotTheClaimedState {
+        claimed: Option<String>,
+        placeholder_tag: Option<String>,
+        writer_tag: Option<String>,
+    },
+    /// PLAN_MATCHES_TAGS: said to run on CPU, yet tagged.
+    NotOnCpu {
+        placeholder_tag: Option<String>,
+        tagged: Vec<NodeId>,
+    },
+    /// PLAN_MATCHES_TAGS: said to be io, yet the placeholder is tagged.
+    NotIo { placeholder_tag: Option<String> },
+    /// PLAN_MATCHES_TAGS: a figure the plan reports differs from the tags'.
+    Misreported {
+        figure: Figure,
+        said: u64,
+        found: u64,
+    },
+}
+
+/// A figure a plan reports of itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Figure {
+    DelegatePartitions,
+    States,
+    BoundaryBytes,
+}
+
 impl Finding {
-    pub fn new(rule: RuleId, kind: FindingKind, message: impl Into<String>) -> Self {
+    pub fn new(rule: RuleId, kind: FindingKind, fact: Fact) -> Self {
         Finding {
             rule,
             kind,
-            message: message.into(),
+            fact,
             nodes: Vec::new(),
             path: Vec::new(),
             buffer: None,
@@ -181,7 +230,7 @@ impl Finding {
         }
     }
 
-    pub fn violation(rule: RuleId, message: impl Into<String>) -> Self {
+    pub fn violation(rule: RuleId, fact: Fact) -> Self {
         Self::new(
             rule,
             if rule.is_cost() {
@@ -189,12 +238,12 @@ impl Finding {
             } else {
                 FindingKind::Violation
             },
-            message,
+            fact,
         )
     }
 
-    pub fn nodes(mut self, nodes: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.nodes = nodes.into_iter().map(Into::into).collect();
+    pub fn nodes(mut self, nodes: impl IntoIterator<Item = NodeId>) -> Self {
+        self.nodes = nodes.into_iter().collect();
         self
     }
 
@@ -220,16 +269,6 @@ impl Finding {
 
     pub fn is_violation(&self) -> bool {
         self.kind == FindingKind::Violation
-    }
-}
-
-impl fmt::Display for Finding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "[{}] {}", self.rule, self.message)?;
-        if !self.path.is_empty() {
-            write!(f, "\n    path: {}", render_path(&self.path))?;
-        }
-        Ok(())
     }
 }
 

@@ -7,7 +7,7 @@ use partition_planner::graph::Graph;
 use partition_planner::import::parse_graph;
 use partition_planner::options::{DeploymentTarget, Options};
 use partition_planner::plan::{BufferDecision, PlanRequest, Strategy, StrategyRequest, plan};
-use partition_planner::report::Prose;
+use partition_planner::report::{Prose, explain};
 use partition_planner::rules::{Finding, RuleId, violated};
 use partition_planner::tagging::Tagging;
 use partition_planner::verify::verify;
@@ -89,7 +89,7 @@ fn every_graph_plans_under_every_option_set() {
                     let p = plan(&g, &analysis, &r).unwrap();
                     let broken: Vec<String> = verify(&g, &p, &r)
                         .violations()
-                        .map(|f| f.to_string())
+                        .map(|f| explain(&g, f).to_string())
                         .collect();
                     assert!(
                         broken.is_empty(),
@@ -223,8 +223,9 @@ fn the_writer_untagged_tagging_is_a_cycle_with_its_path_and_the_plan_fixes_it() 
         cycle
             .path
             .iter()
-            .any(|s| s.node == writer && s.tag.is_none()),
-        "{cycle}"
+            .any(|s| g.name(s.node) == writer && s.tag.is_none()),
+        "{}",
+        explain(&g, cycle)
     );
     assert_eq!(
         cycle.path.first().and_then(|s| s.tag.as_deref()),

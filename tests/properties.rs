@@ -11,7 +11,7 @@ use partition_planner::graph::{Graph, OpKind};
 use partition_planner::import::parse_graph;
 use partition_planner::options::{DeploymentTarget, Options};
 use partition_planner::plan::{Plan, PlanRequest, Strategy, StrategyRequest, plan};
-use partition_planner::report::Prose;
+use partition_planner::report::{Prose, explain};
 use partition_planner::rules::RuleId;
 use partition_planner::tagging::Tagging;
 use partition_planner::verify::verify;
@@ -110,7 +110,7 @@ fn greedy_partition_count(graph: &Graph, delegated: &[bool]) -> usize {
 fn check_plan_properties(graph: &Graph, plan: &Plan, request: &PlanRequest, what: &str) {
     let broken: Vec<String> = verify(graph, plan, request)
         .violations()
-        .map(|v| v.to_string())
+        .map(|v| explain(graph, v).to_string())
         .collect();
     assert!(
         broken.is_empty(),

@@ -3,7 +3,7 @@
 
 use super::Checker;
 use crate::graph::NodeId;
-use crate::rules::{Finding, RuleId};
+use crate::rules::{Fact, Figure, Finding, RuleId};
 
 /// Where a plan says a buffer lives, in the checker's terms: which tags that implies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,42 +45,33 @@ impl Checker<'_> {
         for b in &claims.buffers {
             let p_tag = t.tag(b.placeholder);
             let w_tag = t.tag(b.writer);
+            let owned = |t: Option<&str>| t.map(str::to_string);
             let wrong = match b.lives {
                 Lives::State(partition) => {
                     let whole = p_tag.is_some() && p_tag == w_tag && partition == p_tag;
-                    (!whole).then(|| {
-                        format!(
-                            "is said to be a state of {partition:?} but its placeholder is in \
-                             {p_tag:?} and its writer in {w_tag:?}"
-                        )
+                    (!whole).then(|| Fact::NotTheClaimedState {
+                        claimed: owned(partition),
+                        placeholder_tag: owned(p_tag),
+                        writer_tag: owned(w_tag),
                     })
                 }
                 Lives::Cpu => {
-                    let tagged: Vec<&str> = self
+                    let tagged: Vec<NodeId> = self
                         .chain(b.placeholder, b.writer)
                         .into_iter()
                         .filter(|&n| t.tag(n).is_some())
-                        .map(|n| self.name(n))
                         .collect();
-                    (p_tag.is_some() || !tagged.is_empty()).then(|| {
-                        format!(
-                            "is said to run on CPU but its placeholder is in {p_tag:?} and chain \
-                             nodes {tagged:?} are delegated"
-                        )
+                    (p_tag.is_some() || !tagged.is_empty()).then(|| Fact::NotOnCpu {
+                        placeholder_tag: owned(p_tag),
+                        tagged,
                     })
                 }
-                Lives::Io => p_tag
-                    .is_some()
-                    .then(|| format!("is said to be io but its placeholder is tagged {p_tag:?}")),
+                Lives::Io => p_tag.is_some().then(|| Fact::NotIo {
+                    placeholder_tag: owned(p_tag),
+                }),
             };
-            if let Some(wrong) = wrong {
-                out.push(
-                    Finding::violation(
-                        RuleId::PlanMatchesTags,
-                        format!("buffer {} {wrong}", b.buffer),
-                    )
-                    .buffer(b.buffer),
-                );
+            if let Some(fact) = wrong {
+                out.push(Finding::violation(RuleId::PlanMatchesTags, fact).buffer(b.buffer));
             }
         }
         let partitions = self.sides.iter().filter(|s| s.ops > 0).count();
@@ -99,19 +90,21 @@ impl Checker<'_> {
             .sum();
         let figures = [
             (
-                "delegate partitions",
+                Figure::DelegatePartitions,
                 claims.partitions as u64,
                 partitions as u64,
             ),
-            ("states", claims.states as u64, states as u64),
-            ("boundary bytes", claims.boundary_bytes, boundary_bytes),
+            (Figure::States, claims.states as u64, states as u64),
+            (Figure::BoundaryBytes, claims.boundary_bytes, boundary_bytes),
         ];
-        for (what, said, found) in figures {
+        for (figure, said, found) in figures {
             if said != found {
-                out.push(Finding::violation(
-                    RuleId::PlanMatchesTags,
-                    format!("the plan reports {said} {what}, but its tags hold {found}"),
-                ));
+                let fact = Fact::Misreported {
+                    figure,
+                    said,
+                    found,
+                };
+                out.push(Finding::violation(RuleId::PlanMatchesTags, fact));
             }
         }
         out

@@ -2,7 +2,7 @@
 
 use super::{Checker, id, ix};
 use crate::graph::NodeId;
-use crate::rules::{Finding, PathStep, RuleId};
+use crate::rules::{Fact, Finding, PathStep, RuleId};
 use petgraph::Direction::Outgoing;
 use petgraph::algo::{tarjan_scc, toposort};
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -46,11 +46,14 @@ impl Checker<'_> {
             for &p in &parts_in {
                 if let Some(path) = self.leave_and_reenter(p as u32) {
                     let tag = self.tagging.name(p as u32);
-                    let (exit, entry) = (&path[0].node, &path[path.len() - 1].node);
+                    let fact = Fact::NotConvex {
+                        exit: path[0].node,
+                        entry: path[path.len() - 1].node,
+                    };
                     out.push(
-                        Finding::violation(RuleId::Acyclic, format!("partition {tag} is not convex: a path leaves it at {exit} and re-enters it at {entry} through nodes outside it"))
+                        Finding::violation(RuleId::Acyclic, fact)
                             .partition(tag)
-                            .nodes(path.iter().map(|s| s.node.clone()))
+                            .nodes(path.iter().map(|s| s.node))
                             .path(path),
                     );
                 }
@@ -63,15 +66,9 @@ impl Checker<'_> {
                     .map(|&p| self.tagging.name(p as u32).to_string())
                     .collect();
                 out.push(
-                    Finding::violation(
-                        RuleId::Acyclic,
-                        format!(
-                            "partitions {} depend on each other in a cycle",
-                            tags.join(", ")
-                        ),
-                    )
-                    .nodes(path.iter().map(|s| s.node.clone()))
-                    .path(path),
+                    Finding::violation(RuleId::Acyclic, Fact::PartitionsInCycle { tags })
+                        .nodes(path.iter().map(|s| s.node))
+                        .path(path),
                 );
             }
         }
@@ -153,10 +150,8 @@ impl Checker<'_> {
         let mut steps: Vec<PathStep> = Vec::new();
         for pair in vertices.windows(2) {
             let &(a, b) = edge_of.get(&(pair[0].index(), pair[1].index()))?;
-            let jump = steps
-                .last()
-                .is_some_and(|s: &PathStep| s.node != self.name(a));
-            if steps.last().is_none_or(|s| s.node != self.name(a)) {
+            let jump = steps.last().is_some_and(|s: &PathStep| s.node != a);
+            if steps.last().is_none_or(|s| s.node != a) {
                 steps.push(self.step(a, jump));
             }
             steps.push(self.step(b, false));

@@ -14,7 +14,7 @@ pub use claims::{BufferClaim, Claims, Lives};
 
 use crate::graph::{Graph, NodeId, OpKind};
 use crate::options::{DeploymentTarget, Options};
-use crate::rules::{Finding, PathStep, RuleId};
+use crate::rules::{Fact, Finding, PathStep, RuleId};
 use crate::tagging::Tagging;
 use petgraph::Direction::Outgoing;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -192,23 +192,17 @@ impl<'a> Checker<'a> {
             && self.tagging.partition(from) != self.tagging.partition(to)
     }
 
-    fn name(&self, n: NodeId) -> &str {
-        self.graph.name(n)
-    }
-
     fn step(&self, n: NodeId, within_partition: bool) -> PathStep {
         PathStep {
-            node: self.name(n).to_string(),
-            tag: self.tagging.tag(n).map(str::to_string),
+            node: n,
+            tag: self.tag(n),
             within_partition,
         }
     }
 
-    fn side(&self, n: NodeId) -> String {
-        match self.tagging.tag(n) {
-            Some(t) => t.to_string(),
-            None => "cpu".to_string(),
-        }
+    /// A node's tag, `None` on CPU.
+    fn tag(&self, n: NodeId) -> Option<String> {
+        self.tagging.tag(n).map(str::to_string)
     }
 
     /// SUPPORTED: only ops the backend runs are tagged; the output never is.
@@ -218,18 +212,16 @@ impl<'a> Checker<'a> {
             let Some(tag) = self.tagging.tag(n) else {
                 continue;
             };
-            let node = self.graph.node(n);
-            let problem = match node.op {
-                OpKind::CallFunction if !supported[n.index()] => format!(
-                    "{} ({}) is tagged {tag} but Core ML does not support it",
-                    node.name, node.target
-                ),
-                OpKind::Output => format!("the graph output {} is tagged {tag}", node.name),
+            let fact = match self.graph.op(n) {
+                OpKind::CallFunction if !supported[n.index()] => {
+                    Fact::UnsupportedTagged { node: n }
+                }
+                OpKind::Output => Fact::OutputTagged { node: n },
                 _ => continue,
             };
             out.push(
-                Finding::violation(RuleId::Supported, problem)
-                    .nodes([node.name.as_str()])
+                Finding::violation(RuleId::Supported, fact)
+                    .nodes([n])
                     .partition(tag),
             );
         }
@@ -258,6 +250,7 @@ impl<'a> Checker<'a> {
     fn buffers(&self, options: &Options) -> Vec<Finding> {
         let mut out = Vec::new();
         let mut states = Vec::new();
+        let mut state_placeholders = Vec::new();
         for b in &self.graph.signature.mutable_buffers {
             let (p, w) = (b.placeholder, b.writer);
             let Some(owner) = self.tagging.tag(p) else {
@@ -266,39 +259,33 @@ impl<'a> Checker<'a> {
             let is_state = self.tagging.tag(w) == Some(owner);
             let buffer = b.buffer.as_str();
             if !options.take_over_mutable_buffer {
-                let what = if is_state {
-                    "a Core ML state"
-                } else {
-                    "a frozen constant copy"
+                let fact = Fact::HiddenState {
+                    placeholder: p,
+                    as_state: is_state,
                 };
                 out.push(
-                    Finding::violation(
-                        RuleId::NoHiddenState,
-                        format!("buffer {buffer} would become {what} of {owner}: its placeholder {} is tagged although take_over_mutable_buffer is off", self.name(p)),
-                    )
-                    .buffer(buffer)
-                    .partition(owner)
-                    .nodes([self.name(p)]),
+                    Finding::violation(RuleId::NoHiddenState, fact)
+                        .buffer(buffer)
+                        .partition(owner)
+                        .nodes([p]),
                 );
             }
             if !is_state {
+                let fact = Fact::StaleCopy {
+                    placeholder: p,
+                    writer: w,
+                    writer_tag: self.tag(w),
+                };
                 out.push(
-                    Finding::violation(
-                        RuleId::NoStaleCopy,
-                        format!(
-                            "buffer {buffer}: its placeholder {} is tagged {owner} but its writer {} is on {}; {owner} would read a constant copy frozen at export",
-                            self.name(p),
-                            self.name(w),
-                            self.side(w)
-                        ),
-                    )
-                    .buffer(buffer)
-                    .partition(owner)
-                    .nodes([self.name(p), self.name(w)]),
+                    Finding::violation(RuleId::NoStaleCopy, fact)
+                        .buffer(buffer)
+                        .partition(owner)
+                        .nodes([p, w]),
                 );
                 continue;
             }
             states.push(buffer);
+            state_placeholders.push(p);
             let chain = self.chain(p, w);
             let readers: Vec<NodeId> = self
                 .dag
@@ -314,34 +301,24 @@ impl<'a> Checker<'a> {
             outside.sort();
             outside.dedup();
             if !outside.is_empty() {
-                let listed: Vec<String> = outside
-                    .iter()
-                    .map(|&n| format!("{} on {}", self.name(n), self.side(n)))
-                    .collect();
+                let fact = Fact::StateSplit {
+                    outside: outside.iter().map(|&n| (n, self.tag(n))).collect(),
+                };
                 out.push(
-                    Finding::violation(
-                        RuleId::StateWhole,
-                        format!("buffer {buffer} is a state of {owner}, but part of its chain or a reader of its old value is elsewhere: {}", listed.join(", ")),
-                    )
-                    .buffer(buffer)
-                    .partition(owner)
-                    .nodes(outside.iter().map(|&n| self.name(n))),
+                    Finding::violation(RuleId::StateWhole, fact)
+                        .buffer(buffer)
+                        .partition(owner)
+                        .nodes(outside),
                 );
             }
         }
         if !states.is_empty() && !states_allowed(options) {
-            out.push(
-                Finding::violation(
-                    RuleId::StateTarget,
-                    format!(
-                        "{} state(s) ({}) but the minimum deployment target is {}",
-                        states.len(),
-                        states.join(", "),
-                        options.target_label()
-                    ),
-                )
-                .nodes(states.iter().copied()),
-            );
+            let fact = Fact::StatesBelowTarget {
+                buffers: states.iter().map(|b| b.to_string()).collect(),
+                target: options.minimum_deployment_target,
+            };
+            // The finding is about buffers, not nodes: it names each state's placeholder.
+            out.push(Finding::violation(RuleId::StateTarget, fact).nodes(state_placeholders));
         }
         out
     }
@@ -358,26 +335,22 @@ impl<'a> Checker<'a> {
                 continue;
             }
             let tag = self.tagging.name(p as u32);
-            let members: Vec<&str> = self
+            let members: Vec<NodeId> = self
                 .graph
                 .ids()
                 .filter(|&n| {
                     self.tagging.partition(n) == Some(p as u32)
                         && self.graph.op(n) == OpKind::CallFunction
                 })
-                .map(|n| self.name(n))
                 .collect();
+            let fact = Fact::NoRuntimeInput {
+                members: members.clone(),
+                target: options.minimum_deployment_target,
+            };
             out.push(
-                Finding::violation(
-                    RuleId::NoInputTarget,
-                    format!(
-                        "partition {tag} reads no runtime value ({}) but the minimum deployment target is {}",
-                        members.join(", "),
-                        options.target_label()
-                    ),
-                )
-                .partition(tag)
-                .nodes(members),
+                Finding::violation(RuleId::NoInputTarget, fact)
+                    .partition(tag)
+                    .nodes(members),
             );
         }
         out
@@ -389,10 +362,10 @@ impl<'a> Checker<'a> {
             .iter()
             .filter(|c| self.constant[c.placeholder.index()])
             .map(|c| {
-                let readers: Vec<&str> = c
+                let readers: Vec<Option<String>> = c
                     .readers
                     .iter()
-                    .map(|r| r.map_or("cpu", |p| self.tagging.name(p)))
+                    .map(|r| r.map(|p| self.tagging.name(p).to_string()))
                     .collect();
                 let total = self
                     .graph
@@ -400,19 +373,15 @@ impl<'a> Checker<'a> {
                     .meta
                     .bytes()
                     .map(|b| b * readers.len() as u64);
-                let size = total.map_or("unknown size".to_string(), |b| format!("{b} bytes"));
                 let owner = self.tagging.tag(c.placeholder).unwrap_or_default();
-                Finding::violation(
-                    RuleId::ConstantSharing,
-                    format!(
-                        "{} is owned by {owner} and copied for {} ({size})",
-                        self.name(c.placeholder),
-                        readers.join(", ")
-                    ),
-                )
-                .nodes([self.name(c.placeholder)])
-                .partition(owner)
-                .bytes(total)
+                let fact = Fact::ConstantCopied {
+                    placeholder: c.placeholder,
+                    readers,
+                };
+                Finding::violation(RuleId::ConstantSharing, fact)
+                    .nodes([c.placeholder])
+                    .partition(owner)
+                    .bytes(total)
             })
             .collect()
     }
@@ -431,20 +400,13 @@ impl<'a> Checker<'a> {
                 continue;
             }
             if self.tagging.partition(n) != self.tagging.partition(producer) {
-                out.push(
-                    Finding::violation(
-                        RuleId::TupleWhole,
-                        format!(
-                            "{} picks an output of {} but is on {} while {} is on {}",
-                            node.name,
-                            self.name(producer),
-                            self.side(n),
-                            self.name(producer),
-                            self.side(producer)
-                        ),
-                    )
-                    .nodes([self.name(producer), node.name.as_str()]),
-                );
+                let fact = Fact::TupleSplit {
+                    getitem: n,
+                    producer,
+                    getitem_tag: self.tag(n),
+                    producer_tag: self.tag(producer),
+                };
+                out.push(Finding::violation(RuleId::TupleWhole, fact).nodes([producer, n]));
             }
         }
         out

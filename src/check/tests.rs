@@ -1,6 +1,7 @@
 use super::*;
 use crate::fixtures::{load, seed_graph};
 use crate::options::DeploymentTarget;
+use crate::report::explain;
 use crate::rules::violated as rules;
 use crate::synthetic::BridgeBuilder;
 
@@ -52,7 +53,9 @@ fn the_stock_seed_tagging_with_take_over_off_names_the_hidden_state() {
         .find(|f| f.rule == RuleId::NoHiddenState)
         .unwrap();
     assert_eq!(f.buffer.as_deref(), Some("cache"));
-    assert!(f.message.contains("Core ML state of tag1"), "{}", f.message);
+    assert!(matches!(f.fact, Fact::HiddenState { as_state: true, .. }));
+    let said = explain(&g, f).message;
+    assert!(said.contains("Core ML state of tag1"), "{said}");
 }
 
 #[test]
@@ -74,16 +77,14 @@ fn untagging_the_writer_prints_the_cycle_path_and_the_stale_copy() {
     let path: Vec<(&str, Option<&str>)> = cycle
         .path
         .iter()
-        .map(|s| (s.node.as_str(), s.tag.as_deref()))
+        .map(|s| (g.name(s.node), s.tag.as_deref()))
         .collect();
+    let cycle = explain(&g, cycle).to_string();
     assert_eq!(path.len(), 3, "{cycle}");
     assert_eq!(path[1], ("scatter1", None));
     assert_eq!(path[2], ("sum", Some("tag1")));
     assert!(matches!(path[0], ("scatter0" | "copy", Some("tag1"))));
-    assert!(
-        cycle.to_string().contains("scatter1 [cpu] -> sum [tag1]"),
-        "{cycle}"
-    );
+    assert!(cycle.contains("scatter1 [cpu] -> sum [tag1]"), "{cycle}");
 }
 
 #[test]
@@ -95,7 +96,7 @@ fn a_chain_node_on_cpu_breaks_state_whole() {
         .iter()
         .find(|f| f.rule == RuleId::StateWhole)
         .unwrap();
-    assert_eq!(f.nodes, ["add"]);
+    assert_eq!(f.nodes, [g.find("add").unwrap()]);
 }
 
 #[test]
@@ -122,7 +123,7 @@ fn an_unsupported_tagged_op_breaks_supported() {
     let findings = run(&g, &t, &Options::default());
     assert_eq!(rules(&findings), [RuleId::Supported]);
     assert!(
-        findings[0]
+        explain(&g, &findings[0])
             .message
             .contains("llama.gated_delta_rule.default")
     );
@@ -175,7 +176,8 @@ fn shared_constants_are_a_cost_with_bytes() {
         .collect();
     assert_eq!(cost.len(), 1);
     assert_eq!(cost[0].bytes, Some(2 * 8 * 8 * 4));
-    assert!(cost[0].message.contains("tag1, cpu"), "{}", cost[0].message);
+    let said = explain(&g, cost[0]).message;
+    assert!(said.contains("tag1, cpu"), "{said}");
 }
 
 #[test]
@@ -194,7 +196,7 @@ fn a_cycle_through_two_convex_partitions() {
     );
     let findings = run(&g, &t, &Options::default());
     assert_eq!(rules(&findings), [RuleId::Acyclic]);
-    let f = &findings[0];
+    let f = explain(&g, &findings[0]);
     assert!(f.message.contains("tag0, tag1"), "{f}");
     let rendered = f.to_string();
     assert!(

@@ -2,8 +2,8 @@ use super::*;
 use crate::analyse::analyse;
 use crate::fixtures::{load, seed_graph};
 use crate::options::DeploymentTarget;
+use crate::report::Explained;
 use crate::report::Prose;
-use crate::rules::Finding;
 use crate::rules::RuleId;
 use crate::synthetic::BridgeBuilder;
 use crate::verify::{Verdict, verify};
@@ -14,7 +14,10 @@ fn plan_checked(g: &Graph, f: impl FnOnce(&mut PlanRequest)) -> (Plan, Verdict) 
     f(&mut request);
     let plan = plan(g, &analyse(g), &request).expect("plans");
     let verdict = verify(g, &plan, &request);
-    let broken: Vec<String> = verdict.violations().map(|v| v.to_string()).collect();
+    let broken: Vec<String> = verdict
+        .violations()
+        .map(|v| crate::report::explain(g, v).to_string())
+        .collect();
     assert!(
         broken.is_empty(),
         "the checker rejects the plan: {broken:#?}"
@@ -37,7 +40,7 @@ fn said(g: &Graph, b: &BufferDecision) -> String {
 }
 
 /// The plan's decisions as the reports list them.
-fn decisions(g: &Graph, p: &Plan) -> Vec<Finding> {
+fn decisions(g: &Graph, p: &Plan) -> Vec<Explained> {
     let analysis = analyse(g);
     Prose {
         graph: g,

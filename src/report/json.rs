@@ -1,6 +1,7 @@
 //! `partition-planner/plan@1` and `partition-planner/check@1` documents (docs/bridge-json.md).
 
 use super::Prose;
+use super::findings::{Explained, explain_all};
 use crate::analyse::Analysis;
 use crate::graph::{Graph, NodeId};
 use crate::measure::Measure;
@@ -69,14 +70,15 @@ fn partitions<'a>(graph: &'a Graph, measure: &'a Measure) -> impl Serialize + 'a
 
 /// A finding with the scope it belongs to: the plan, the stock proposal or a checked tagging.
 #[derive(Serialize)]
-struct Scoped<'a> {
+struct Scoped {
     #[serde(flatten)]
-    finding: &'a Finding,
+    finding: Explained,
     scope: &'static str,
 }
 
-fn scoped<'a>(scope: &'static str, list: &'a [Finding]) -> impl Iterator<Item = Scoped<'a>> {
-    list.iter().map(move |finding| Scoped { finding, scope })
+fn scoped(scope: &'static str, list: Vec<Explained>) -> impl Iterator<Item = Scoped> {
+    list.into_iter()
+        .map(move |finding| Scoped { finding, scope })
 }
 
 /// The `partition-planner/plan@1` document; serialize it with serde_json (streamed, not built).
@@ -111,7 +113,6 @@ impl Serialize for PlanDocument<'_> {
             verdict,
         } = *self;
         let prose = Prose { graph, analysis };
-        let decisions = prose.decisions(plan);
         let buffers = SeqOf(|| {
             plan.buffers
                 .iter()
@@ -138,9 +139,9 @@ impl Serialize for PlanDocument<'_> {
                 })
         });
         let explanations = SeqOf(|| {
-            scoped("plan", &decisions)
-                .chain(scoped("plan", &verdict.plan))
-                .chain(scoped("stock", &verdict.stock))
+            scoped("plan", prose.decisions(plan))
+                .chain(scoped("plan", explain_all(graph, &verdict.plan)))
+                .chain(scoped("stock", explain_all(graph, &verdict.stock)))
         });
         let m = &plan.measure;
         let stats = json!({
@@ -207,7 +208,10 @@ impl Serialize for CheckDocument<'_> {
             "violations",
             &found.iter().filter(|f| f.is_violation()).count(),
         )?;
-        map.serialize_entry("findings", &SeqOf(|| scoped("checked", found)))?;
+        map.serialize_entry(
+            "findings",
+            &SeqOf(|| scoped("checked", explain_all(self.graph, found))),
+        )?;
         map.serialize_entry("partitions", &partitions(self.graph, self.measure))?;
         map.serialize_entry("node_tags", &node_tags(self.graph, self.tagging))?;
         map.end()

@@ -1,10 +1,12 @@
 //! Report: a plan or a check as the JSON the Python side applies, or as text a person reads.
 
+mod findings;
 mod json;
 mod reasons;
 mod text;
 mod whatif;
 
+pub use findings::{Explained, Step, explain, explain_all, render_path};
 pub use json::{CheckDocument, PlanDocument, check_json, plan_json};
 pub use reasons::Prose;
 pub use text::{check_text, manifest_diff_text, plan_text};

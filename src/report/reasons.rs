@@ -1,6 +1,7 @@
 //! The planner's reasons and decisions in sentences: the one place `Reason`, `Refusal` and
 //! `Decision` (facts with node ids and buffer indices) become text, for the JSON and text reports.
 
+use super::findings::{Explained, Step, render_path};
 use crate::analyse::{Analysis, MutationKind};
 use crate::decision::{
     Basis, Blocker, BufferDecision, CycleStep, Decision, HullPlace, KeptState, Reason, Refusal,
@@ -9,7 +10,7 @@ use crate::decision::{
 use crate::graph::Graph;
 use crate::options::target_label;
 use crate::plan::Plan;
-use crate::rules::{Finding, FindingKind, PathStep, RuleId, render_path};
+use crate::rules::{FindingKind, RuleId};
 
 /// Prose for what a reason refers to by id.
 #[derive(Clone, Copy)]
@@ -176,10 +177,10 @@ impl Prose<'_> {
     }
 
     /// A planner's cycle as the path findings carry: each node with its state group, if any.
-    fn path(&self, steps: &[CycleStep]) -> Vec<PathStep> {
+    fn path(&self, steps: &[CycleStep]) -> Vec<Step> {
         steps
             .iter()
-            .map(|s| PathStep {
+            .map(|s| Step {
                 node: self.graph.name(s.node).to_string(),
                 tag: s.state_of.map(|b| format!("state:{}", self.buffer(b))),
                 within_partition: s.within_partition,
@@ -187,54 +188,64 @@ impl Prose<'_> {
             .collect()
     }
 
-    /// The plan's decisions as findings, in the plan's order.
-    pub fn decisions(&self, plan: &Plan) -> Vec<Finding> {
+    /// The plan's decisions as the reports list them, in the plan's order.
+    pub fn decisions(&self, plan: &Plan) -> Vec<Explained> {
         plan.decisions
             .iter()
             .filter_map(|d| self.decision(plan, d))
             .collect()
     }
 
-    fn decision(&self, plan: &Plan, d: &Decision) -> Option<Finding> {
+    fn decision(&self, plan: &Plan, d: &Decision) -> Option<Explained> {
+        let names = |nodes: &mut dyn Iterator<Item = crate::graph::NodeId>| {
+            nodes.map(|n| self.graph.name(n).to_string()).collect()
+        };
+        let decided = |rule: RuleId, message: String| Explained {
+            rule,
+            kind: FindingKind::Decision,
+            message,
+            nodes: Vec::new(),
+            path: Vec::new(),
+            buffer: None,
+            partition: None,
+            bytes: None,
+        };
         Some(match d {
             Decision::InputlessOnCpu(nodes) => {
-                let names: Vec<&str> = nodes.iter().map(|&n| self.graph.name(n)).collect();
-                Finding::new(
-                    RuleId::NoInputTarget,
-                    FindingKind::Decision,
-                    format!(
-                        "{} would form a partition that reads no runtime value, which Core ML allows only from iOS18 (the target is {}): they run on CPU",
-                        names.join(", "),
-                        plan.options.target_label()
-                    ),
-                )
-                .nodes(names)
+                let listed: Vec<String> = names(&mut nodes.iter().copied());
+                Explained {
+                    nodes: listed.clone(),
+                    ..decided(
+                        RuleId::NoInputTarget,
+                        format!(
+                            "{} would form a partition that reads no runtime value, which Core ML allows only from iOS18 (the target is {}): they run on CPU",
+                            listed.join(", "),
+                            plan.options.target_label()
+                        ),
+                    )
+                }
             }
             Decision::StateOnCycle { buffer, path } => {
                 let name = self.buffer(*buffer);
                 let why = self.refusal(&Refusal::Cycle(path.clone()));
-                Finding::new(
-                    RuleId::Acyclic,
-                    FindingKind::Decision,
-                    format!("{name}: refused to keep as a state: {why}"),
-                )
-                .buffer(name)
-                .nodes(path.iter().map(|s| self.graph.name(s.node)))
-                .path(self.path(path))
+                Explained {
+                    nodes: names(&mut path.iter().map(|s| s.node)),
+                    path: self.path(path),
+                    buffer: Some(name.to_string()),
+                    ..decided(
+                        RuleId::Acyclic,
+                        format!("{name}: refused to keep as a state: {why}"),
+                    )
+                }
             }
             Decision::Buffer(i) => {
                 let b = plan.buffers.get(*i)?;
-                let mut f = Finding::new(
-                    b.rule?,
-                    FindingKind::Decision,
-                    format!("{}: {}", b.buffer, self.reason(b)),
-                )
-                .buffer(&b.buffer)
-                .nodes([self.graph.name(b.placeholder), self.graph.name(b.writer)]);
-                if let Some(p) = &b.partition {
-                    f = f.partition(p);
+                Explained {
+                    nodes: names(&mut [b.placeholder, b.writer].into_iter()),
+                    buffer: Some(b.buffer.clone()),
+                    partition: b.partition.clone(),
+                    ..decided(b.rule?, format!("{}: {}", b.buffer, self.reason(b)))
                 }
-                f
             }
         })
     }

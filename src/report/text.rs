@@ -1,6 +1,7 @@
 //! The terminal report: one line per buffer, one per partition, then the explanations.
 
 use super::Prose;
+use super::findings::{Explained, explain_all};
 use crate::analyse::Analysis;
 use crate::graph::{Graph, NodeId};
 use crate::manifest::ManifestDiff;
@@ -46,7 +47,7 @@ fn partition_line(out: &mut String, graph: &Graph, p: &PartitionSummary) {
     );
 }
 
-fn finding_lines(out: &mut String, findings: &[Finding]) {
+fn finding_lines(out: &mut String, findings: &[Explained]) {
     for f in findings {
         let _ = writeln!(out, "  {}", f.to_string().replace('\n', "\n  "));
     }
@@ -92,12 +93,11 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verd
         partition_line(&mut out, graph, p);
     }
     // A buffer's decision is already its line above; what adds to it is a path or a finding.
-    let explained: Vec<Finding> = prose
+    let explained: Vec<Explained> = prose
         .decisions(plan)
-        .iter()
+        .into_iter()
         .filter(|d| d.buffer.is_none() || !d.path.is_empty())
-        .chain(&verdict.plan)
-        .cloned()
+        .chain(explain_all(graph, &verdict.plan))
         .collect();
     if !explained.is_empty() {
         let _ = writeln!(out, "\nexplanations:");
@@ -105,7 +105,7 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verd
     }
     if !verdict.stock.is_empty() {
         let _ = writeln!(out, "\nthe stock proposal breaks:");
-        finding_lines(&mut out, &verdict.stock);
+        finding_lines(&mut out, &explain_all(graph, &verdict.stock));
     }
     let m = &plan.measure;
     let _ = writeln!(
@@ -136,7 +136,7 @@ pub fn check_text(graph: &Graph, measure: &Measure, found: &[Finding]) -> String
     let violations = found.iter().filter(|f| f.is_violation()).count();
     if !found.is_empty() {
         let _ = writeln!(out, "\nfindings:");
-        finding_lines(&mut out, found);
+        finding_lines(&mut out, &explain_all(graph, found));
     }
     let _ = writeln!(
         out,

@@ -11,7 +11,11 @@ fn session(graph: Graph) -> Session {
 
 fn ask(s: &Session, changes: &[Change]) -> WhatIf {
     let answer = s.what_if(changes).expect("answers");
-    let broken: Vec<String> = answer.verdict.violations().map(|f| f.to_string()).collect();
+    let broken: Vec<String> = answer
+        .verdict
+        .violations()
+        .map(|f| crate::report::explain(&s.graph, f).to_string())
+        .collect();
     assert!(broken.is_empty(), "{broken:#?}");
     answer
 }

@@ -54,7 +54,7 @@ fn graphs_hold_every_layer_kind_and_plan_cleanly() {
         let broken: Vec<String> = found
             .iter()
             .filter(|f| f.is_violation())
-            .map(|f| f.to_string())
+            .map(|f| crate::report::explain(&graph, f).to_string())
             .collect();
         assert!(broken.is_empty(), "seed {seed}: {broken:#?}");
         assert!(p.measure.states() > 0, "seed {seed}");
