@@ -3,9 +3,7 @@
 //! analysed once, no verification), with take-over on or off and, when asked, the converter's
 //! default target. Two builds run in turn give a paired comparison on a noisy machine.
 
-use partition_planner::analyse::analyse;
-use partition_planner::import::parse_graph;
-use partition_planner::plan::{PlanRequest, plan};
+use partition_planner::{PlanRequest, analyse, parse_graph, plan};
 use std::process::ExitCode;
 use std::time::Instant;
 

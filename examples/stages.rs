@@ -2,11 +2,8 @@
 //! `cargo run --release --example stages -- GRAPH.json [--check] [--repeat N]`.
 //! With `--repeat N` each stage's figure is the median of N runs (this machine is noisy). `--check`
 //! runs the checker on the plan and on the stock proposal, as the CLI does, before the plan is emitted.
-use partition_planner::analyse::analyse;
-use partition_planner::import::parse_graph;
-use partition_planner::plan::{PlanRequest, plan};
 use partition_planner::report::plan_json;
-use partition_planner::verify::{Verdict, verify};
+use partition_planner::{PlanRequest, Verdict, analyse, parse_graph, plan, verify};
 use std::time::Instant;
 
 const STAGES: [&str; 6] = ["parse", "analyse", "plan", "emit", "drop", "check"];

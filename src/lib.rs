@@ -2,7 +2,23 @@
 //! delegate and the CPU so that every mutable buffer's mutation chain lands where it can live.
 //!
 //! The data flows one way: [`import`] → [`analyse`] → [`plan`] → [`check`] → [`report`]; [`verify`] is
-//! where callers run the checker on a plan.
+//! where callers run the checker on a plan. The pipeline's entry points are re-exported here:
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let text = std::fs::read_to_string("graph.json")?;
+//! let graph = partition_planner::parse_graph(&text)?;
+//! let analysis = partition_planner::analyse(&graph);
+//! let request = partition_planner::PlanRequest::new(&graph);
+//! let plan = partition_planner::plan(&graph, &analysis, &request)?;
+//! let verdict = partition_planner::verify(&graph, &plan, &request);
+//! assert_eq!(verdict.violations().count(), 0);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The stages' modules stay public for tools and tests that compose them; what each keeps to itself
+//! is `pub(crate)` or private.
 
 pub mod analyse;
 pub mod api;
@@ -24,3 +40,12 @@ pub mod synthetic;
 pub mod tagging;
 pub mod verify;
 pub mod whatif;
+
+pub use analyse::{Analysis, analyse};
+pub use api::{ApiError, Overrides, check_document, plan_document, whatif_document};
+pub use check::check;
+pub use graph::Graph;
+pub use import::{ImportError, parse_graph};
+pub use plan::{Plan, PlanError, PlanRequest, plan};
+pub use verify::{Verdict, verify};
+pub use whatif::Session;

@@ -4,7 +4,7 @@
 
 mod chains;
 mod index;
-pub mod walk;
+mod walk;
 
 pub use chains::{BufferChain, MutationKind, is_scatter_op, op_base_name};
 pub use index::{DirectedGraph, GraphIndex};
