@@ -1,7 +1,8 @@
 //! The bridge JSON v1 document as written on disk (docs/bridge-json.md). Nothing here is validated
 //! beyond JSON types and names; `import::validate` turns it into a [`crate::graph::Graph`].
 
-use super::nodes::{NodeList, NodesSeed};
+use super::node_list::NodeList;
+use super::read_nodes::NodesSeed;
 use crate::options::PartialOptions;
 use indexmap::IndexMap;
 use serde::Deserialize;

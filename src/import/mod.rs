@@ -2,7 +2,10 @@
 
 mod bridge;
 mod error;
-mod nodes;
+mod node_list;
+mod read_args;
+mod read_nodes;
+mod references;
 mod split;
 
 pub use bridge::GRAPH_SCHEMA;
@@ -12,7 +15,8 @@ use crate::graph::{Graph, MutableBuffer, NameIndex, Node, NodeId, NodeRoles, OpK
 use crate::options::Options;
 use bridge::{DocumentSeed, RawDocument, RawSignature, SchemaProbe};
 use indexmap::IndexMap;
-use nodes::{NodeList, Problem, patch, recompute_inputs};
+use node_list::{NodeList, Problem};
+use references::resolve_forward_references;
 use serde::de::DeserializeSeed;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -143,33 +147,6 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
         producer,
         names,
     })
-}
-
-/// References to nodes not yet read when they were met, now that every name is known. Returns
-/// each (node, referenced node), in reading order; the nodes' input lists are brought up to date.
-fn resolve_forward_references(
-    nodes: &mut [Node],
-    names: &NameIndex,
-    pending: Vec<(u32, String)>,
-) -> Result<Vec<(u32, NodeId)>, ImportError> {
-    let mut resolved: Vec<(u32, NodeId)> = Vec::with_capacity(pending.len());
-    for (node, name) in pending {
-        match names.find(nodes, &name) {
-            Some(id) => resolved.push((node, id)),
-            None => {
-                return Err(ImportError::UnknownNode {
-                    node: nodes[node as usize].name.to_string(),
-                    reference: name,
-                });
-            }
-        }
-    }
-    for group in resolved.chunk_by(|a, b| a.0 == b.0) {
-        let node = &mut nodes[group[0].0 as usize];
-        patch(node, &mut group.iter().map(|&(_, id)| id));
-        recompute_inputs(node);
-    }
-    Ok(resolved)
 }
 
 /// Nothing may read the output node. Its readers are nodes after it, or nodes whose reference to

@@ -8,7 +8,8 @@
 //! on one thread, so the result, and every error, is what one thread would give.
 
 use super::bridge::{FieldSeed, RawDocument};
-use super::nodes::{NodeList, NodeSeed};
+use super::node_list::NodeList;
+use super::read_nodes::NodeSeed;
 use serde::de::{DeserializeSeed, IgnoredAny};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,0 +1,192 @@
+//! The node list being read: the nodes in reading order with their names indexed in place,
+//! strings many nodes share (operator targets, dtypes, tags) stored once, shapes shared, and what
+//! serde cannot report with a node's name (a duplicate name, a malformed reference) kept as a
+//! [`Problem`] for import to raise. A list another thread read is appended as if read here.
+
+use super::references::{UNRESOLVED, for_each_reference};
+use crate::graph::{Dim, NameIndex, Node, NodeId, OpKind, Symbol};
+use hashbrown::HashSet;
+use std::sync::Arc;
+
+#[derive(Debug)]
+pub(super) enum Problem {
+    Duplicate {
+        first: usize,
+        second: usize,
+    },
+    BadReference {
+        node: usize,
+        field: &'static str,
+        message: String,
+    },
+}
+
+#[derive(Default)]
+pub(super) struct NodeList {
+    pub nodes: Vec<Node>,
+    pub names: NameIndex,
+    /// (node, name) of each reference to a node not yet read, in reading order.
+    pub pending: Vec<(u32, String)>,
+    pub problem: Option<Problem>,
+    /// The `output` nodes, in reading order.
+    pub outputs: Vec<u32>,
+    /// The first placeholder that reads another node (an error import reports).
+    pub placeholder_reading: Option<u32>,
+    /// Distinct delegation tags: the stock proposal's partitions.
+    pub tags: HashSet<Symbol>,
+    /// How deep values nest inside the nodes read so far.
+    pub nesting: Nesting,
+    symbols: HashSet<Symbol>,
+    shapes: HashSet<Arc<[Dim]>>,
+    /// Reused while reading each node's shape.
+    pub scratch: Vec<Dim>,
+}
+
+impl NodeList {
+    /// Room for the nodes of `bytes` of JSON. Exported and generated nodes take about 250 bytes
+    /// each; sizing from that spares the copies and rehashes of growing. Room never used is never
+    /// touched, so a generous guess costs address space, not memory.
+    pub fn for_bytes(bytes: usize) -> Self {
+        let mut list = NodeList::default();
+        let guess = bytes / 200;
+        list.nodes.reserve(guess);
+        list.names.reserve(&list.nodes, guess);
+        list
+    }
+
+    /// Appends the nodes another thread read after this list's last node (their ids start at 0),
+    /// as if this list had read them: ids shifted, names indexed (a name already taken is a
+    /// duplicate), tags taken from this list, problems kept in reading order. Each step is a pass
+    /// of its own over the appended nodes: these are cold, and a pass streams through them.
+    pub fn append(&mut self, tail: NodeList) {
+        let base = self.nodes.len() as u32;
+        let NodeList {
+            mut nodes,
+            pending,
+            problem,
+            outputs,
+            placeholder_reading,
+            ..
+        } = tail;
+        for node in &mut nodes {
+            for_each_reference(node, |id| {
+                if *id != UNRESOLVED {
+                    id.0 += base;
+                }
+            });
+            for id in node.inputs.iter_mut().filter(|id| **id != UNRESOLVED) {
+                id.0 += base;
+            }
+            node.stock_tag = node.stock_tag.take().map(|t| intern(&mut self.tags, &t));
+        }
+        self.outputs.extend(outputs.iter().map(|o| o + base));
+        if let Some(p) = placeholder_reading {
+            self.placeholder_reading.get_or_insert(p + base);
+        }
+        self.pending
+            .extend(pending.into_iter().map(|(node, name)| (node + base, name)));
+        self.nodes.append(&mut nodes);
+        // The first problem in reading order: this list's own, else the tail's first malformed
+        // reference or first duplicate name, whichever node comes first (a node's references are
+        // read before its name is indexed). The tail's duplicates among its own nodes are found
+        // again here, against the whole list.
+        let bad_reference = match problem {
+            Some(Problem::BadReference {
+                node,
+                field,
+                message,
+            }) => Some((node + base as usize, field, message)),
+            _ => None,
+        };
+        let stop = bad_reference
+            .as_ref()
+            .map_or(self.nodes.len(), |&(node, ..)| node);
+        for i in base as usize..self.nodes.len() {
+            if let Err(first) = self.names.insert(&self.nodes, NodeId(i as u32))
+                && i < stop
+            {
+                self.problem(Problem::Duplicate {
+                    first: first.index(),
+                    second: i,
+                });
+            }
+        }
+        if let Some((node, field, message)) = bad_reference {
+            self.problem(Problem::BadReference {
+                node,
+                field,
+                message,
+            });
+        }
+    }
+
+    /// Adds a node read in order and indexes its name.
+    pub fn push(&mut self, node: Node) {
+        let id = NodeId(self.nodes.len() as u32);
+        match node.op {
+            OpKind::Output => self.outputs.push(id.0),
+            OpKind::Placeholder if !node.inputs.is_empty() => {
+                self.placeholder_reading.get_or_insert(id.0);
+            }
+            _ => {}
+        }
+        self.nodes.push(node);
+        if let Err(first) = self.names.insert(&self.nodes, id) {
+            self.problem(Problem::Duplicate {
+                first: first.index(),
+                second: id.index(),
+            });
+        }
+    }
+
+    /// `s` stored once for every node that names it: an operator target, a dtype.
+    pub fn symbol(&mut self, s: &str) -> Symbol {
+        intern(&mut self.symbols, s)
+    }
+
+    /// `dims` as a shape shared with every node of the same shape.
+    pub fn shape(&mut self, dims: &[Dim]) -> Arc<[Dim]> {
+        if let Some(shape) = self.shapes.get(dims) {
+            return shape.clone();
+        }
+        let shape: Arc<[Dim]> = dims.into();
+        self.shapes.insert(shape.clone());
+        shape
+    }
+
+    /// Keeps `p` unless an earlier node already has a problem: import reports the first.
+    pub fn problem(&mut self, p: Problem) {
+        self.problem.get_or_insert(p);
+    }
+}
+
+/// `s` as stored in `set`, stored there first if it is new.
+pub(super) fn intern(set: &mut HashSet<Symbol>, s: &str) -> Symbol {
+    if let Some(sym) = set.get(s) {
+        return sym.clone();
+    }
+    let sym: Symbol = s.into();
+    set.insert(sym.clone());
+    sym
+}
+
+/// How deep arguments nest. serde_json limits how deep the values it reads for us nest (values it
+/// skips, it skips without limit); reading a node on its own (`import::split`) allows two levels
+/// more than reading it inside the document, and knowing the deepest nesting lets that reader leave
+/// documents near the limit to the other.
+#[derive(Default)]
+pub(super) struct Nesting {
+    depth: usize,
+    pub deepest: usize,
+}
+
+impl Nesting {
+    pub fn enter(&mut self) {
+        self.depth += 1;
+        self.deepest = self.deepest.max(self.depth);
+    }
+
+    pub fn leave(&mut self) {
+        self.depth -= 1;
+    }
+}
