@@ -1,7 +1,7 @@
 //! Writing bridge JSON v1 documents from code: for tests, examples and graph generators. The
 //! builder only writes; `import::parse_graph` is what validates.
 
-use crate::import::GRAPH_SCHEMA;
+use crate::schema::GRAPH_SCHEMA;
 use serde_json::{Map, Value, json};
 
 /// A reference to another node, as the bridge writes it.

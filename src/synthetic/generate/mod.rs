@@ -19,7 +19,7 @@ mod ops;
 mod rng;
 mod text;
 
-use crate::import::GRAPH_SCHEMA;
+use crate::schema::GRAPH_SCHEMA;
 use layers::{Context, Generator, Layer};
 use rng::Rng;
 use std::fmt::Write;
