@@ -1,6 +1,8 @@
 use super::*;
 use crate::fixtures::{load, seed_graph};
+use crate::options::DeploymentTarget;
 use crate::plan::Strategy;
+use crate::plan::StrategyRequest;
 use crate::rules::RuleId;
 
 fn session(graph: Graph) -> Session {
