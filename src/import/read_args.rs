@@ -4,7 +4,6 @@
 //! can name the node.
 
 use super::node_list::{NodeList, Problem};
-use super::read_nodes::Key;
 use super::references::{Inputs, UNRESOLVED};
 use crate::graph::Arg;
 use serde::Deserialize;
@@ -194,5 +193,42 @@ impl<'de> Deserialize<'de> for NodeName<'de> {
             }
         }
         d.deserialize_any(V)
+    }
+}
+
+/// An object key or a string read without copying when the text has no escapes.
+pub(super) enum Key<'de> {
+    Borrowed(&'de str),
+    Owned(String),
+}
+
+impl Key<'_> {
+    pub fn as_str(&self) -> &str {
+        match self {
+            Key::Borrowed(s) => s,
+            Key::Owned(s) => s,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key::Borrowed(v))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key::Owned(v.to_string()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key::Owned(v))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
     }
 }
