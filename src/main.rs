@@ -93,7 +93,7 @@ enum Command {
 struct CostArg {
     /// Cost constants `auto` weighs plans by: call_overhead_us, bytes_per_us, cpu_op_us, as
     /// NAME=VALUE[,NAME=VALUE] (repeatable; a later value wins).
-    #[arg(long = "cost", value_name = "NAME=VALUE[,...]", value_parser = parse_cost)]
+    #[arg(long = "cost", value_name = "NAME=VALUE[,...]", value_parser = CostOverrides::parse)]
     cost: Vec<CostOverrides>,
 }
 
@@ -103,10 +103,6 @@ impl CostArg {
             .iter()
             .fold(CostOverrides::default(), |acc, &c| acc.then(c))
     }
-}
-
-fn parse_cost(s: &str) -> Result<CostOverrides, String> {
-    CostOverrides::parse(s).map_err(|e| e.to_string())
 }
 
 #[derive(Args)]
