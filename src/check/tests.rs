@@ -212,3 +212,18 @@ fn every_rule_has_an_id_and_a_consequence() {
         assert_eq!(serde_json::to_value(r).unwrap(), serde_json::json!(r.id()));
     }
 }
+
+#[test]
+fn nothing_tagged_breaks_no_rule_by_the_long_way_too() {
+    // `check` returns early for a tagging with nothing delegated; the full walk agrees.
+    for seed in [1, 2, 3] {
+        let text = crate::synthetic::generate(2000, seed).expect("generates");
+        let g = crate::import::parse_graph(&text).expect("imports");
+        let untagged = Tagging::new(Vec::new(), vec![None; g.len()]);
+        let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
+        for o in [ios18(true), ios18(false), Options::default()] {
+            assert!(Checker::new(&g, &untagged).rules(&o, &supported).is_empty());
+            assert!(check(&g, &untagged, &o, &supported).is_empty());
+        }
+    }
+}
