@@ -2,7 +2,8 @@
 //! delegate and the CPU so that every mutable buffer's mutation chain lands where it can live.
 //!
 //! The data flows one way: [`import`] → [`analyse`] → [`plan`] → [`check`] → [`report`]; [`verify`] is
-//! where callers run the checker on a plan. The pipeline's entry points are re-exported here:
+//! where callers run the checker on a plan. [`digraph`] holds the graph traits and the Kahn's
+//! algorithm import and plan share, so that neither reaches into the other. The pipeline's entry points are re-exported here:
 //!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -25,6 +26,7 @@ pub mod api;
 pub mod check;
 pub mod cost;
 pub mod decision;
+pub mod digraph;
 #[cfg(test)]
 mod fixtures;
 pub mod graph;

@@ -1,8 +1,9 @@
 //! Mutation chains: for each buffer the signature declares mutable, the nodes that compute its new
 //! value from its old one, who reads it, and the convex hull a Core ML state would need.
 
-use super::index::{DirectedGraph, GraphIndex};
+use super::index::GraphIndex;
 use super::walk::{Direction, Marks, reach};
+use crate::digraph::DirectedGraph;
 use crate::graph::{Graph, MutableBuffer, NodeId, OpKind};
 
 /// Ops that write part of their first argument and return the whole: a chain holding one of these

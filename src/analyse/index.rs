@@ -1,14 +1,8 @@
 //! Compressed adjacency of the imported graph in both directions, plus each node's position in a
-//! topological order. Built once per graph; every walk reads it.
+//! topological order. Built once per graph; every walk reads it through [`DirectedGraph`].
 
+use crate::digraph::DirectedGraph;
 use crate::graph::{Graph, NodeId};
-
-/// The few operations graph algorithms here need (in the spirit of rustc's `graph` traits).
-pub trait DirectedGraph {
-    fn node_count(&self) -> usize;
-    fn successors(&self, n: NodeId) -> &[NodeId];
-    fn predecessors(&self, n: NodeId) -> &[NodeId];
-}
 
 /// Compressed sparse rows: the neighbours of node i are `targets[offsets[i]..offsets[i + 1]]`.
 #[derive(Clone, Debug, Default)]

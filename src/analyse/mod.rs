@@ -6,8 +6,9 @@ mod chains;
 mod index;
 mod walk;
 
+pub use crate::digraph::DirectedGraph;
 pub use chains::{BufferChain, MutationKind, is_scatter_op, op_base_name};
-pub use index::{DirectedGraph, GraphIndex};
+pub use index::GraphIndex;
 
 use crate::graph::{Graph, NodeId};
 

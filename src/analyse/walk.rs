@@ -1,7 +1,7 @@
 //! Generic, iterative walks over a [`DirectedGraph`]. Visited sets are epoch-stamped so that many
 //! small walks over a large graph cost only what they touch, never a clear of the whole graph.
 
-use super::index::DirectedGraph;
+use crate::digraph::DirectedGraph;
 use crate::graph::NodeId;
 
 /// A reusable visited set: starting a new epoch forgets every mark in O(1).
@@ -84,42 +84,11 @@ pub fn reach<G: DirectedGraph>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Adjacency lists for tests: node i's successors.
-    struct Lists {
-        succ: Vec<Vec<NodeId>>,
-        pred: Vec<Vec<NodeId>>,
-    }
-
-    impl Lists {
-        fn new(n: usize, edges: &[(u32, u32)]) -> Self {
-            let mut l = Lists {
-                succ: vec![Vec::new(); n],
-                pred: vec![Vec::new(); n],
-            };
-            for &(a, b) in edges {
-                l.succ[a as usize].push(NodeId(b));
-                l.pred[b as usize].push(NodeId(a));
-            }
-            l
-        }
-    }
-
-    impl DirectedGraph for Lists {
-        fn node_count(&self) -> usize {
-            self.succ.len()
-        }
-        fn successors(&self, n: NodeId) -> &[NodeId] {
-            &self.succ[n.index()]
-        }
-        fn predecessors(&self, n: NodeId) -> &[NodeId] {
-            &self.pred[n.index()]
-        }
-    }
+    use crate::digraph::EdgeLists;
 
     #[test]
     fn reach_respects_direction_admission_and_epochs() {
-        let g = Lists::new(5, &[(0, 1), (1, 2), (2, 3), (0, 4)]);
+        let g = EdgeLists::new(5, [(0, 1), (1, 2), (2, 3), (0, 4)]);
         let mut marks = Marks::new(5);
         let mut fwd = reach(&g, &[NodeId(0)], Direction::Forward, &mut marks, |n| {
             n != NodeId(2)
@@ -136,8 +105,7 @@ mod tests {
     #[test]
     fn a_long_chain_does_not_recurse() {
         let n = 200_000u32;
-        let edges: Vec<(u32, u32)> = (0..n - 1).map(|i| (i, i + 1)).collect();
-        let g = Lists::new(n as usize, &edges);
+        let g = EdgeLists::new(n as usize, (0..n - 1).map(|i| (i, i + 1)));
         let mut marks = Marks::new(n as usize);
         assert_eq!(
             reach(&g, &[NodeId(0)], Direction::Forward, &mut marks, |_| true).len(),

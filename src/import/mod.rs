@@ -11,6 +11,7 @@ mod split;
 pub use bridge::GRAPH_SCHEMA;
 pub use error::ImportError;
 
+use crate::digraph::{Cycle, LowestFirst, NumberedGraph, topological_order_or_cycle};
 use crate::graph::{Graph, MutableBuffer, NameIndex, Node, NodeId, NodeRoles, OpKind, Signature};
 use crate::options::Options;
 use bridge::{DocumentSeed, RawDocument, RawSignature, SchemaProbe};
@@ -18,8 +19,7 @@ use indexmap::IndexMap;
 use node_list::{NodeList, Problem};
 use references::resolve_forward_references;
 use serde::de::DeserializeSeed;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 
 /// Parses and validates one bridge JSON document.
 pub fn parse_graph(text: &str) -> Result<Graph, ImportError> {
@@ -178,53 +178,39 @@ fn topological_order(nodes: &[Node], in_fx_order: bool) -> Result<Vec<NodeId>, I
         return Ok((0..nodes.len() as u32).map(NodeId).collect());
     }
     let mut users: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
-    let mut pending: Vec<usize> = vec![0; nodes.len()];
     for (i, n) in nodes.iter().enumerate() {
-        pending[i] = n.inputs.len();
         for p in &n.inputs {
             users[p.index()].push(i as u32);
         }
     }
-    let mut ready: BinaryHeap<Reverse<u32>> = (0..nodes.len())
-        .filter(|&i| pending[i] == 0)
-        .map(|i| Reverse(i as u32))
-        .collect();
-    let mut order = Vec::with_capacity(nodes.len());
-    while let Some(Reverse(i)) = ready.pop() {
-        order.push(NodeId(i));
-        for &u in &users[i as usize] {
-            pending[u as usize] -= 1;
-            if pending[u as usize] == 0 {
-                ready.push(Reverse(u));
+    match topological_order_or_cycle::<_, LowestFirst>(&NodesRead { nodes, users }) {
+        Ok(order) => Ok(order.into_iter().map(|i| NodeId(i as u32)).collect()),
+        Err(Cycle(cycle)) => {
+            let mut path: Vec<String> = cycle.iter().map(|&i| nodes[i].name.to_string()).collect();
+            if let Some(first) = path.first().cloned() {
+                path.push(first);
             }
+            Err(ImportError::Cycle { path })
         }
     }
-    if order.len() == nodes.len() {
-        return Ok(order);
+}
+
+/// The nodes as read, for Kahn's algorithm: each node's inputs, and its users.
+struct NodesRead<'a> {
+    nodes: &'a [Node],
+    users: Vec<Vec<u32>>,
+}
+
+impl NumberedGraph for NodesRead<'_> {
+    fn node_count(&self) -> usize {
+        self.nodes.len()
     }
-    // Every node left has an unprocessed input; walking those backwards must revisit a node.
-    let start = (0..nodes.len()).find(|&i| pending[i] > 0).unwrap_or(0);
-    let mut seen_at: HashMap<usize, usize> = HashMap::new();
-    let mut walk = Vec::new();
-    let mut at = start;
-    while !seen_at.contains_key(&at) {
-        seen_at.insert(at, walk.len());
-        walk.push(at);
-        match nodes[at].inputs.iter().find(|p| pending[p.index()] > 0) {
-            Some(p) => at = p.index(),
-            None => break,
-        }
+    fn for_each_successor(&self, n: usize, f: impl FnMut(usize)) {
+        self.users[n].iter().map(|&u| u as usize).for_each(f);
     }
-    let from = seen_at.get(&at).copied().unwrap_or(0);
-    let mut path: Vec<String> = walk[from..]
-        .iter()
-        .rev()
-        .map(|&i| nodes[i].name.to_string())
-        .collect();
-    if let Some(first) = path.first().cloned() {
-        path.push(first);
+    fn for_each_predecessor(&self, n: usize, f: impl FnMut(usize)) {
+        self.nodes[n].inputs.iter().map(|p| p.index()).for_each(f);
     }
-    Err(ImportError::Cycle { path })
 }
 
 fn op_name(op: OpKind) -> &'static str {

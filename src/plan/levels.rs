@@ -4,9 +4,9 @@
 //! delegate units of equal r form a convex set, and the number of levels is the largest number of
 //! delegate runs on one path, which no convex partitioning can go below. O(V + E).
 
-use crate::analyse::{DirectedGraph, GraphIndex};
+use crate::analyse::GraphIndex;
+use crate::digraph::{AnyOrder, Cycle, DirectedGraph, NumberedGraph, place_in_topological_order};
 use crate::graph::NodeId;
-use std::collections::HashMap;
 
 const NONE: u32 = u32::MAX;
 
@@ -97,23 +97,23 @@ pub(crate) struct Levels {
     pub count: u32,
 }
 
-/// Units of the contracted graph: group k is unit k, any other node x is unit `groups + x`.
+/// Units of the contracted graph: group k is unit k, any other node x is unit `groups + x`. Unit
+/// `groups + x` of a node x in a group is no unit: `nodes` leaves it out and no edge leads to it.
+/// An edge between members of two units is an edge between the units.
 struct Units<'a> {
+    index: &'a GraphIndex,
     groups: &'a Groups,
     /// Every node id, so that a single node is a one-element slice of it.
     ids: Vec<NodeId>,
 }
 
 impl<'a> Units<'a> {
-    fn new(groups: &'a Groups, node_count: usize) -> Self {
+    fn new(index: &'a GraphIndex, groups: &'a Groups) -> Self {
         Units {
+            index,
             groups,
-            ids: (0..node_count as u32).map(NodeId).collect(),
+            ids: (0..index.node_count() as u32).map(NodeId).collect(),
         }
-    }
-
-    fn count(&self) -> usize {
-        self.groups.members.len() + self.ids.len()
     }
 
     fn of(&self, x: NodeId) -> usize {
@@ -131,6 +131,70 @@ impl<'a> Units<'a> {
             std::slice::from_ref(&self.ids[u - g])
         }
     }
+
+    /// The first edge (q, m) from a member q of `from` into a member m of `into`, in member order,
+    /// then input order: the edge Kahn's cycle walk steps back along.
+    fn edge(&self, from: usize, into: usize) -> Option<(NodeId, NodeId)> {
+        if from == into {
+            return None;
+        }
+        self.members(into).iter().find_map(|&m| {
+            (self.index.predecessors(m).iter())
+                .find(|&&q| self.of(q) == from)
+                .map(|&q| (q, m))
+        })
+    }
+}
+
+impl NumberedGraph for Units<'_> {
+    fn node_count(&self) -> usize {
+        self.groups.members.len() + self.ids.len()
+    }
+    /// Units in the topological order of their first member, so that a cycle is looked for from
+    /// the first node no order can place.
+    fn nodes(&self) -> impl Iterator<Item = usize> {
+        let g = self.groups.members.len();
+        let mut listed = vec![false; g];
+        (self.index.order().iter())
+            .map(|&x| self.of(x))
+            .filter(move |&u| u >= g || !std::mem::replace(&mut listed[u], true))
+    }
+    // Inlined into Kahn's loop, which calls it once per unit placed.
+    #[inline]
+    fn for_each_successor(&self, u: usize, mut f: impl FnMut(usize)) {
+        for &m in self.members(u) {
+            for &s in self.index.successors(m) {
+                let unit = self.of(s);
+                if unit != u {
+                    f(unit);
+                }
+            }
+        }
+    }
+    fn for_each_predecessor(&self, u: usize, mut f: impl FnMut(usize)) {
+        for &m in self.members(u) {
+            for &q in self.index.predecessors(m) {
+                let unit = self.of(q);
+                if unit != u {
+                    f(unit);
+                }
+            }
+        }
+    }
+    /// One pass over the nodes: counting unit by unit would also count for the numbers that are
+    /// no unit, and visit each grouped node twice.
+    fn in_degrees(&self) -> Vec<u32> {
+        let mut counts = vec![0; self.node_count()];
+        for &x in self.index.order() {
+            let u = self.of(x);
+            for &q in self.index.predecessors(x) {
+                if self.of(q) != u {
+                    counts[u] += 1;
+                }
+            }
+        }
+        counts
+    }
 }
 
 pub(crate) fn assign(
@@ -144,40 +208,21 @@ pub(crate) fn assign(
     assign_contracted(index, groups, eligible)
 }
 
-/// Kahn's algorithm over the units of the contracted graph; a unit never ready lies on a cycle.
+/// Levels over the units of the contracted graph, in a topological order of them (Kahn's); with
+/// none, the cycle Kahn's found.
 fn assign_contracted(
     index: &GraphIndex,
     groups: &Groups,
     eligible: &[bool],
 ) -> Result<Levels, GroupCycle> {
     let n = index.node_count();
-    let units = Units::new(groups, n);
+    let units = Units::new(index, groups);
     let delegate = |x: NodeId| groups.group(x).is_some() || eligible[x.index()];
-    let mut pending = vec![0u32; units.count()];
-    for &x in index.order() {
-        for &q in index.predecessors(x) {
-            if units.of(q) != units.of(x) {
-                pending[units.of(x)] += 1;
-            }
-        }
-    }
-    // Each unit once: groups, then the nodes in no group.
-    let mut ready: Vec<usize> = (0..groups.members.len())
-        .filter(|&k| pending[k] == 0)
-        .collect();
-    ready.extend(
-        index
-            .order()
-            .iter()
-            .filter(|&&x| groups.group(x).is_none())
-            .map(|&x| units.of(x))
-            .filter(|&u| pending[u] == 0),
-    );
+    // Filled, not zeroed: zeroed memory is mapped lazily, page by page, as the walk first writes it.
     let mut level = vec![NONE; n];
-    let mut done = 0usize;
-    while let Some(u) = ready.pop() {
+    let placed = place_in_topological_order::<_, AnyOrder>(&units, |u| {
         let members = units.members(u);
-        let is_delegate = delegate(members[0]);
+        let is_delegate = members.first().is_some_and(|&m| delegate(m));
         let mut r = u32::from(is_delegate);
         for &m in members {
             for &q in index.predecessors(m) {
@@ -190,22 +235,8 @@ fn assign_contracted(
         for &m in members {
             level[m.index()] = r;
         }
-        done += members.len();
-        for &m in members {
-            for &s in index.successors(m) {
-                let us = units.of(s);
-                if us != u {
-                    pending[us] -= 1;
-                    if pending[us] == 0 {
-                        ready.push(us);
-                    }
-                }
-            }
-        }
-    }
-    if done < n {
-        return Err(find_cycle(index, &units, &level));
-    }
+    });
+    placed.map_err(|cycle| group_cycle(&units, &cycle))?;
     let partition: Vec<Option<u32>> = (0..n)
         .map(|i| delegate(NodeId(i as u32)).then(|| level[i] - 1))
         .collect();
@@ -236,40 +267,19 @@ fn assign_ungrouped(index: &GraphIndex, eligible: &[bool]) -> Levels {
     Levels { partition, count }
 }
 
-/// Walks backwards through units not yet levelled (each has such a predecessor) until one repeats.
-fn find_cycle(index: &GraphIndex, units: &Units, level: &[u32]) -> GroupCycle {
-    let start = index
-        .order()
-        .iter()
-        .copied()
-        .find(|x| level[x.index()] == NONE)
-        .unwrap_or(NodeId(0));
-    let mut seen: HashMap<usize, usize> = HashMap::new();
-    // Each step: the edge (from, into) by which the walk entered `into`'s unit from `from`'s.
-    let mut steps: Vec<(NodeId, NodeId)> = Vec::new();
-    let mut unit = units.of(start);
-    while !seen.contains_key(&unit) {
-        seen.insert(unit, steps.len());
-        let edge = units.members(unit).iter().find_map(|&m| {
-            index
-                .predecessors(m)
-                .iter()
-                .find(|&&q| units.of(q) != unit && level[q.index()] == NONE)
-                .map(|&q| (q, m))
-        });
-        match edge {
-            Some((q, m)) => {
-                steps.push((q, m));
-                unit = units.of(q);
-            }
-            None => break,
-        }
-    }
-    let from = seen.get(&unit).copied().unwrap_or(0);
-    let mut cycle: Vec<(NodeId, NodeId)> = steps[from..].to_vec();
-    cycle.reverse();
+/// The cycle among units as the nodes it passes through: each step from one unit into the next is
+/// the first edge between their members, and a step within a unit is a jump.
+fn group_cycle(units: &Units, cycle: &Cycle) -> GroupCycle {
+    let on_cycle = &cycle.0;
+    // Steps as (from, into), starting with the one that closes the cycle into its first unit.
+    let steps: Vec<(NodeId, NodeId)> = (0..on_cycle.len())
+        .filter_map(|i| {
+            let from = on_cycle[(i + on_cycle.len() - 1) % on_cycle.len()];
+            units.edge(from, on_cycle[i])
+        })
+        .collect();
     let mut path: Vec<(NodeId, bool)> = Vec::new();
-    for &(q, m) in &cycle {
+    for &(q, m) in &steps {
         match path.last() {
             Some(&(last, _)) if last == q => {}
             Some(_) => path.push((q, true)),
@@ -283,16 +293,13 @@ fn find_cycle(index: &GraphIndex, units: &Units, level: &[u32]) -> GroupCycle {
     {
         path.push((first, true));
     }
-    let mut on_cycle: Vec<u32> = cycle
+    let mut groups: Vec<u32> = steps
         .iter()
         .filter_map(|&(_, m)| units.groups.group(m))
         .collect();
-    on_cycle.sort();
-    on_cycle.dedup();
-    GroupCycle {
-        groups: on_cycle,
-        path,
-    }
+    groups.sort();
+    groups.dedup();
+    GroupCycle { groups, path }
 }
 
 #[cfg(test)]
