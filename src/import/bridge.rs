@@ -9,8 +9,6 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use std::fmt;
 
-pub use crate::schema::GRAPH_SCHEMA;
-
 /// The document's parts; the node list is read in place by [`NodesSeed`].
 #[derive(Default)]
 pub struct RawDocument {

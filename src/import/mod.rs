@@ -8,7 +8,7 @@ mod read_nodes;
 mod references;
 mod split;
 
-pub use bridge::GRAPH_SCHEMA;
+use crate::schema::GRAPH_SCHEMA;
 pub use error::ImportError;
 
 use crate::digraph::{Cycle, LowestFirst, NumberedGraph, topological_order_or_cycle};
