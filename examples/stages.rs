@@ -3,10 +3,11 @@
 //! With `--repeat N` each stage's figure is the median of N runs (this machine is noisy). `--check`
 //! runs the checker on the plan and on the stock proposal, as the CLI does, before the plan is emitted.
 use partition_planner::report::plan_json;
+use partition_planner::stock::{ExecutorchVersion, reproduce};
 use partition_planner::{PlanRequest, Verdict, analyse, parse_graph, plan, verify};
 use std::time::Instant;
 
-const STAGES: [&str; 6] = ["parse", "analyse", "plan", "emit", "drop", "check"];
+const STAGES: [&str; 7] = ["parse", "analyse", "plan", "emit", "drop", "check", "stock"];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -37,6 +38,17 @@ fn main() {
         let analysis = analyse(&graph);
         times[1].push(lap());
         sizes[1] = analysis.buffers.len();
+        // The stock proposal reproduced (what an untagged document's plan is compared with).
+        let supported: Vec<bool> = graph.nodes.iter().map(|n| n.supported).collect();
+        let proposal = reproduce(
+            &graph,
+            &analysis.index,
+            ExecutorchVersion::LATEST,
+            &graph.options,
+            &supported,
+        );
+        times[6].push(lap());
+        sizes[6] = proposal.partition_count();
         let request = PlanRequest::new(&graph);
         let _ = lap();
         let p = plan(&graph, &analysis, &request).expect("plans");
@@ -59,7 +71,15 @@ fn main() {
         drop(graph);
         times[4].push(lap());
     }
-    let units = ["nodes", "buffers", "partitions", "bytes", "", "findings"];
+    let units = [
+        "nodes",
+        "buffers",
+        "partitions",
+        "bytes",
+        "",
+        "findings",
+        "partitions",
+    ];
     for (i, stage) in STAGES.iter().enumerate() {
         let t = &mut times[i];
         if t.is_empty() {

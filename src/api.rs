@@ -2,7 +2,7 @@
 //! builds requests or reports on its own: bridge JSON text in, a report out. Every subcommand of
 //! the CLI goes through here.
 
-use crate::analyse::analyse;
+use crate::analyse::{GraphIndex, analyse};
 use crate::check::check;
 use crate::cost::{CostError, CostOverrides};
 use crate::decision::UnknownStrategy;
@@ -15,6 +15,7 @@ use crate::plan::{Plan, PlanError, PlanRequest, parse_strategy_spec, plan};
 use crate::report;
 use crate::rules::Finding;
 use crate::schema::MANIFEST_SCHEMA;
+use crate::stock::{self, ExecutorchVersion};
 use crate::synthetic::{GenerateError, generate};
 use crate::tagging::Tagging;
 use crate::verify::{Verdict, verify};
@@ -118,10 +119,23 @@ pub fn plan_document(text: &str, overrides: &Overrides) -> Result<Planned, ApiEr
     })
 }
 
-/// A checked document: the tags it carries and every finding on them.
+/// Which tagging `check` checks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Checking {
+    /// The tags the document carries.
+    #[default]
+    Document,
+    /// The stock proposal reproduced for this executorch version (the document's when `None`),
+    /// whatever tags the document carries: what stock would do to it, without executorch.
+    Stock(Option<ExecutorchVersion>),
+}
+
+/// A checked document: the tagging checked and every finding on it.
 pub struct Checked {
     pub graph: Graph,
     pub tagging: Tagging,
+    /// `None` for the document's own tags; the version for a reproduced stock proposal.
+    pub reproduced: Option<ExecutorchVersion>,
     pub measure: Measure,
     pub findings: Vec<Finding>,
 }
@@ -132,23 +146,42 @@ impl Checked {
     }
     /// The `check@1` document, written as serde serializes it.
     pub fn json(&self) -> report::CheckDocument<'_> {
-        report::check_json(&self.graph, &self.tagging, &self.measure, &self.findings)
+        report::check_json(
+            &self.graph,
+            &self.tagging,
+            self.reproduced,
+            &self.measure,
+            &self.findings,
+        )
     }
     pub fn text(&self) -> String {
-        report::check_text(&self.graph, &self.measure, &self.findings)
+        report::check_text(&self.graph, self.reproduced, &self.measure, &self.findings)
     }
 }
 
-pub fn check_document(text: &str, overrides: &Overrides) -> Result<Checked, ApiError> {
+pub fn check_document(
+    text: &str,
+    overrides: &Overrides,
+    checking: Checking,
+) -> Result<Checked, ApiError> {
     let graph = parse_graph(text)?;
     let options = overrides.options(&graph);
-    let tagging = Tagging::stock(&graph);
     let supported: Vec<bool> = graph.nodes.iter().map(|n| n.supported).collect();
+    let (tagging, reproduced) = match checking {
+        Checking::Document => (Tagging::carried(&graph), None),
+        Checking::Stock(version) => {
+            let version = version.unwrap_or_else(|| stock::version_of(&graph));
+            let users = GraphIndex::new(&graph);
+            let tagging = stock::reproduce(&graph, &users, version, &options, &supported);
+            (tagging, Some(version))
+        }
+    };
     let findings = check(&graph, &tagging, &options, &supported);
     Ok(Checked {
         measure: measure(&graph, &tagging),
         graph,
         tagging,
+        reproduced,
         findings,
     })
 }

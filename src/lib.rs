@@ -38,6 +38,7 @@ pub mod plan;
 pub mod report;
 pub mod rules;
 pub mod schema;
+pub mod stock;
 pub mod synthetic;
 pub mod tagging;
 pub mod verify;

@@ -4,13 +4,14 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use partition_planner::api::{
-    ApiError, Overrides, check_document, generate_document, manifest_diff_documents,
+    ApiError, Checking, Overrides, check_document, generate_document, manifest_diff_documents,
     manifest_document, plan_document, whatif_document,
 };
 use partition_planner::cost::CostOverrides;
 use partition_planner::manifest::Manifest;
 use partition_planner::options::{DeploymentTarget, PartialOptions};
 use partition_planner::report::manifest_diff_text;
+use partition_planner::stock::ExecutorchVersion;
 use partition_planner::whatif::{ChangeError, Scenario, parse_scenarios};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -50,10 +51,19 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
-    /// Check the tags the graph already carries (the stock proposal) against every rule.
+    /// Check the tags the graph already carries (the stock proposal) against every rule; with
+    /// `--stock`, check what executorch's CoreMLPartitioner would tag instead, reproduced here.
     Check {
         #[command(flatten)]
         common: Common,
+        /// Reproduce the stock proposal (torch.fx's capability partitioner and CoreMLPartitioner's
+        /// placeholder tagging) and check it, whatever tags the graph carries.
+        #[arg(long)]
+        stock: bool,
+        /// The executorch version whose partitioner `--stock` reproduces (1.4 or later); by default
+        /// the one the document records, else the latest.
+        #[arg(long, value_name = "VERSION", requires = "stock")]
+        executorch: Option<String>,
     },
     /// Plan once, then answer what changes if the question changes: one scenario from `--change`,
     /// or a batch of scenarios (one JSON object per line) as a comparison table.
@@ -268,11 +278,23 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             }
             Ok(0)
         }
-        Command::Check { common } => {
+        Command::Check {
+            common,
+            stock,
+            executorch,
+        } => {
             let text = read(&common.graph)?;
+            let checking = match (stock, executorch) {
+                (false, _) => Checking::Document,
+                (true, None) => Checking::Stock(None),
+                (true, Some(v)) => Checking::Stock(Some(
+                    ExecutorchVersion::parse(&v).map_err(|e| Failure(2, e.to_string()))?,
+                )),
+            };
             let checked = check_document(
                 &text,
                 &common.overrides(Vec::new(), CostOverrides::default()),
+                checking,
             )
             .map_err(|e| Failure(2, format!("{}: {e}", common.graph.display())))?;
             common.emit(common.render(|| checked.json(), || checked.text()))?;

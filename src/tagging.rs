@@ -24,8 +24,8 @@ impl Tagging {
         Tagging { names, of }
     }
 
-    /// The tags the input document carries (the stock partitioner's proposal).
-    pub fn stock(graph: &Graph) -> Self {
+    /// The tags the input document carries (the stock partitioner's proposal, when it ran).
+    pub fn carried(graph: &Graph) -> Self {
         if graph.stock_partitions == 0 {
             // An untagged document (a generated one, say): no need to read every node.
             return Tagging::new(Vec::new(), vec![None; graph.len()]);
@@ -103,6 +103,6 @@ mod tests {
                 .to_string(),
             "no node is named \"nope\""
         );
-        assert_eq!(Tagging::stock(&g).partition_count(), 0);
+        assert_eq!(Tagging::carried(&g).partition_count(), 0);
     }
 }

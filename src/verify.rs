@@ -7,7 +7,6 @@ use crate::check::{BufferClaim, Claims, Lives, check, check_claims};
 use crate::graph::Graph;
 use crate::plan::{Plan, PlanRequest, Strategy};
 use crate::rules::Finding;
-use crate::tagging::Tagging;
 
 /// The checker's findings on a plan and on the stock proposal it replaces.
 #[derive(Clone, Debug, Default)]
@@ -63,11 +62,6 @@ pub fn verify(graph: &Graph, plan: &Plan, request: &PlanRequest) -> Verdict {
             &delegable,
             &claims(plan),
         ),
-        stock: check(
-            graph,
-            &Tagging::stock(graph),
-            &request.options,
-            &request.supported,
-        ),
+        stock: check(graph, &plan.stock, &request.options, &request.supported),
     }
 }

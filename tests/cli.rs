@@ -363,3 +363,72 @@ fn manifests_are_emitted_and_diffed() {
     let out = run(&["manifest-diff", arg(&qwen), arg(&ios17)]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A data/ document with every tag removed: what the drop-in exports before anything is tagged.
+fn untagged(version: &str, name: &str) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("data/executorch-{version}"))
+        .join(name);
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let real: Vec<serde_json::Value> = doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["delegation_tag"].clone())
+        .collect();
+    for n in doc["nodes"].as_array_mut().unwrap() {
+        n["delegation_tag"] = serde_json::Value::Null;
+    }
+    let out = scratch(&format!("untagged-{version}-{name}"));
+    std::fs::write(&out, doc.to_string()).unwrap();
+    std::fs::write(
+        out.with_extension("real"),
+        serde_json::Value::from(real).to_string(),
+    )
+    .unwrap();
+    out
+}
+
+#[test]
+fn check_stock_reproduces_what_stock_tags_on_a_graph_without_tags() {
+    // The seed report's setting: take-over off, iOS17. executorch 1.4 still tags the buffer, which
+    // becomes a hidden state; 1.5 leaves it on CPU.
+    for (version, violations) in [("1.4.0", 2), ("1.5.1", 0)] {
+        let graph = untagged(version, "seed_slice_takeover_off_ios17.json");
+        let plain = run(&["check", arg(&graph), "--format", "json"]);
+        let plain: serde_json::Value = serde_json::from_slice(&plain.stdout).unwrap();
+        assert_eq!(plain["checked"], "document");
+        assert_eq!(plain["partitions"].as_array().unwrap().len(), 0);
+
+        let out = run(&["check", "--stock", arg(&graph), "--format", "json"]);
+        let code = if violations == 0 { 0 } else { 1 };
+        assert_eq!(out.status.code(), Some(code), "{}", text(&out.stderr));
+        let checked: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(checked["checked"], "stock_reproduced");
+        assert_eq!(checked["executorch"], &version[..3]);
+        assert_eq!(checked["violations"], violations);
+        // Node for node what the real partitioner tagged (one partition here, so names agree
+        // once renamed: the real one is tag1 too).
+        let real: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(graph.with_extension("real")).unwrap())
+                .unwrap();
+        let tags = &checked["node_tags"];
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&graph).unwrap()).unwrap();
+        for (node, real) in doc["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(real.as_array().unwrap())
+        {
+            let name = node["name"].as_str().unwrap();
+            let got = tags.get(name).cloned().unwrap_or(serde_json::Value::Null);
+            assert_eq!(&got, real, "{version} {name}");
+        }
+    }
+    let graph = untagged("1.5.1", "seed_slice_ios18.json");
+    let out = run(&["check", "--stock", "--executorch", "0.9", arg(&graph)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("0.9"), "{}", text(&out.stderr));
+}

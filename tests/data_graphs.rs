@@ -68,7 +68,7 @@ fn each_version(name: &str) -> Vec<Graph> {
 
 fn stock_check(g: &Graph, options: &Options) -> Vec<Finding> {
     let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
-    check(g, &Tagging::stock(g), options, &supported)
+    check(g, &Tagging::carried(g), options, &supported)
 }
 
 #[test]
@@ -113,7 +113,7 @@ fn with_take_over_off_every_graph_plans_no_worse_than_its_stock_proposal() {
         let mut r = PlanRequest::new(&g);
         r.options.take_over_mutable_buffer = false;
         let p = plan(&g, &analyse(&g), &r).unwrap();
-        let stock = Tagging::stock(&g).partition_count();
+        let stock = Tagging::carried(&g).partition_count();
         assert!(
             p.measure.partitions.len() <= stock,
             "{name}: {} partitions against stock's {stock}",
@@ -306,7 +306,7 @@ fn qwen3_5_on_executorch_1_5_stock_stale_copies_and_the_plan() {
             "{b:?}"
         );
     }
-    assert!(p.measure.partitions.len() <= p.stock_partitions);
+    assert!(p.measure.partitions.len() <= p.stock.partition_count());
     // With take-over off nothing is a state and the stock proposal is already clean.
     let off = load("executorch-1.5.1/qwen3_5_0_8b_takeover_off_ios18.json");
     assert!(violated(&stock_check(&off, &off.options)).is_empty());

@@ -1,8 +1,11 @@
 //! `partition_planner._native`: a thin binding over the Rust library. Strings in, strings out; no
 //! planning logic lives here.
 
-use partition_planner::api::{ApiError, Overrides, Planned, check_document, plan_document};
+use partition_planner::api::{
+    ApiError, Checking, Overrides, Planned, check_document, plan_document,
+};
 use partition_planner::cost::{CostModel, CostOverrides};
+use partition_planner::stock::ExecutorchVersion;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -37,12 +40,27 @@ fn plan(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<String
 }
 
 /// Checks the tags a bridge JSON document carries; returns `partition-planner/check@1` as JSON text.
+/// With `stock=True`, checks the stock proposal reproduced for `executorch` (a version string; the
+/// document's by default) instead: its `node_tags` are what `CoreMLPartitioner` would tag.
 #[pyfunction]
-#[pyo3(signature = (graph, overrides=None))]
-fn check(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<String> {
+#[pyo3(signature = (graph, overrides=None, stock=false, executorch=None))]
+fn check(
+    py: Python<'_>,
+    graph: &str,
+    overrides: Option<&str>,
+    stock: bool,
+    executorch: Option<&str>,
+) -> PyResult<String> {
     let o = self::overrides(overrides)?;
+    let checking = match (stock, executorch) {
+        (false, _) => Checking::Document,
+        (true, None) => Checking::Stock(None),
+        (true, Some(v)) => Checking::Stock(Some(
+            ExecutorchVersion::parse(v).map_err(|e| PyValueError::new_err(e.to_string()))?,
+        )),
+    };
     let checked = py
-        .detach(|| check_document(graph, &o))
+        .detach(|| check_document(graph, &o, checking))
         .map_err(value_error)?;
     serde_json::to_string(&checked.json()).map_err(|e| PyValueError::new_err(e.to_string()))
 }

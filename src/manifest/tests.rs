@@ -222,7 +222,7 @@ fn no_two_partitions_share_a_key_in_data_or_generated_graphs() {
             assert_unique(&m, &path.display().to_string());
             // The stock proposal's partitions too.
             let graph = parse_graph(&text).unwrap();
-            let stock = manifest(&graph, &Tagging::stock(&graph), &graph.options);
+            let stock = manifest(&graph, &Tagging::carried(&graph), &graph.options);
             assert_unique(&stock, &format!("stock {}", path.display()));
         }
     }

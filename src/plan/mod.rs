@@ -17,6 +17,7 @@ use crate::graph::{Graph, NodeId};
 use crate::measure::{Measure, measure};
 use crate::options::Options;
 
+use crate::stock;
 use crate::tagging::Tagging;
 
 /// Everything a plan depends on besides the graph's structure. What-if questions are requests.
@@ -66,12 +67,14 @@ pub struct Plan {
     /// The cost model's constants and its estimate of this plan.
     pub cost: CostModel,
     pub estimate: CostEstimate,
-    /// The same model's estimate of the stock proposal the input carried.
+    /// The same model's estimate of the stock proposal.
     pub stock_estimate: CostEstimate,
     /// Candidate plans the `auto` search estimated.
     pub candidates_estimated: usize,
-    /// Partitions in the stock proposal the input carried.
-    pub stock_partitions: usize,
+    /// The stock proposal the plan is compared with: the tags the input carried, or, for an
+    /// untagged input, executorch's reproduced (`crate::stock`) for the same options and support.
+    pub stock: Tagging,
+    pub stock_source: stock::Source,
     /// Why the planner chose what it chose beyond each buffer's line, citing rules.
     pub decisions: Vec<Decision>,
 }
@@ -146,7 +149,8 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
             );
         cites_a_rule.then_some(Decision::Buffer(i))
     }));
-    let stock = Tagging::stock(graph);
+    let (stock, stock_source) =
+        stock::proposal(graph, &analysis.index, &request.options, &request.supported);
     let stock_estimate = estimate(
         graph,
         analysis,
@@ -165,7 +169,8 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
         candidates_estimated: searched.evaluated,
         tagging,
         buffers,
-        stock_partitions: graph.stock_partitions,
+        stock,
+        stock_source,
         decisions,
     })
 }

@@ -8,6 +8,7 @@ use crate::measure::Measure;
 use crate::plan::Plan;
 use crate::rules::Finding;
 use crate::schema::{CHECK_SCHEMA, PLAN_SCHEMA};
+use crate::stock::ExecutorchVersion;
 use crate::tagging::Tagging;
 use crate::verify::Verdict;
 use serde::Serialize;
@@ -148,7 +149,8 @@ impl Serialize for PlanDocument<'_> {
             "nodes": graph.len(),
             "nodes_delegated": m.delegated_nodes,
             "partitions": m.partitions.len(),
-            "stock_partitions": plan.stock_partitions,
+            "stock_partitions": plan.stock.partition_count(),
+            "stock_proposal": plan.stock_source.as_str(),
             "states": m.states(),
             "boundary_bytes": m.boundary_bytes(),
             "constant_copies": m.constant_copies.iter().filter(|c| graph.role(c.placeholder).is_constant_data()).map(|c| c.copies()).sum::<usize>(),
@@ -180,6 +182,7 @@ impl Serialize for PlanDocument<'_> {
 pub struct CheckDocument<'a> {
     graph: &'a Graph,
     tagging: &'a Tagging,
+    reproduced: Option<ExecutorchVersion>,
     measure: &'a Measure,
     found: &'a [Finding],
 }
@@ -187,12 +190,14 @@ pub struct CheckDocument<'a> {
 pub fn check_json<'a>(
     graph: &'a Graph,
     tagging: &'a Tagging,
+    reproduced: Option<ExecutorchVersion>,
     measure: &'a Measure,
     found: &'a [Finding],
 ) -> CheckDocument<'a> {
     CheckDocument {
         graph,
         tagging,
+        reproduced,
         measure,
         found,
     }
@@ -201,8 +206,16 @@ pub fn check_json<'a>(
 impl Serialize for CheckDocument<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let found = self.found;
-        let mut map = s.serialize_map(Some(6))?;
+        let mut map = s.serialize_map(Some(7 + usize::from(self.reproduced.is_some())))?;
         map.serialize_entry("schema", CHECK_SCHEMA)?;
+        // What was checked: the document's tags, or the stock proposal reproduced for a version.
+        match self.reproduced {
+            None => map.serialize_entry("checked", "document")?,
+            Some(version) => {
+                map.serialize_entry("checked", "stock_reproduced")?;
+                map.serialize_entry("executorch", version.as_str())?;
+            }
+        }
         map.serialize_entry("ok", &!found.iter().any(Finding::is_violation))?;
         map.serialize_entry(
             "violations",

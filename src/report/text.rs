@@ -8,6 +8,7 @@ use crate::manifest::ManifestDiff;
 use crate::measure::{Measure, PartitionSummary};
 use crate::plan::Plan;
 use crate::rules::Finding;
+use crate::stock;
 use crate::verify::Verdict;
 use std::fmt::Write;
 
@@ -85,9 +86,13 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verd
     }
     let _ = writeln!(
         out,
-        "\npartitions ({}; the stock proposal had {}):",
+        "\npartitions ({}; the stock proposal{} had {}):",
         plan.measure.partitions.len(),
-        plan.stock_partitions
+        match plan.stock_source {
+            stock::Source::Document => "",
+            stock::Source::Reproduced(_) => ", reproduced,",
+        },
+        plan.stock.partition_count()
     );
     for p in &plan.measure.partitions {
         partition_line(&mut out, graph, p);
@@ -127,8 +132,20 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verd
     out
 }
 
-pub fn check_text(graph: &Graph, measure: &Measure, found: &[Finding]) -> String {
+pub fn check_text(
+    graph: &Graph,
+    reproduced: Option<stock::ExecutorchVersion>,
+    measure: &Measure,
+    found: &[Finding],
+) -> String {
     let mut out = String::new();
+    if let Some(version) = reproduced {
+        let _ = writeln!(
+            out,
+            "the stock proposal of executorch {}'s CoreMLPartitioner, reproduced\n",
+            version.as_str()
+        );
+    }
     let _ = writeln!(out, "partitions ({}):", measure.partitions.len());
     for p in &measure.partitions {
         partition_line(&mut out, graph, p);

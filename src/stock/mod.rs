@@ -1,0 +1,149 @@
+//! The stock proposal: what executorch's `CoreMLPartitioner.partition()` tags, reproduced without
+//! executorch. `capability.rs` is torch.fx's `CapabilityBasedPartitioner` as the partitioner
+//! configures it; `constants.rs` the placeholder tagging that follows, for each executorch version.
+//!
+//! A document the stock partitioner has tagged carries its proposal; an untagged one (the drop-in
+//! exports before anything is tagged, generated graphs) gets the reproduction, so every plan is
+//! compared with what stock would have done.
+
+mod capability;
+mod constants;
+
+pub use capability::propose_partitions;
+
+use crate::digraph::DirectedGraph;
+use crate::graph::{Graph, NodeId, OpKind};
+use crate::options::Options;
+use crate::tagging::Tagging;
+use std::collections::HashMap;
+
+/// The executorch versions whose `CoreMLPartitioner` tags differently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ExecutorchVersion {
+    /// 1.4: a buffer counts as mutated only if its writer reads the placeholder directly.
+    V1_4,
+    /// 1.5 and later: a buffer is mutated if the signature says so.
+    V1_5,
+}
+
+/// A version string that names no executorch release this reproduces.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("executorch {0:?} is not a version the stock proposal is reproduced for (1.4 or later)")]
+pub struct UnknownVersion(pub String);
+
+impl ExecutorchVersion {
+    pub const LATEST: ExecutorchVersion = ExecutorchVersion::V1_5;
+
+    /// `1.4.0`, `1.5.1`, `1.6.0.dev2026…`: by major and minor version.
+    pub fn parse(text: &str) -> Result<Self, UnknownVersion> {
+        let unknown = || UnknownVersion(text.to_string());
+        let mut parts = text.split('.');
+        let mut number = || -> Result<u32, UnknownVersion> {
+            let part = parts.next().ok_or_else(unknown)?;
+            let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().map_err(|_| unknown())
+        };
+        match (number()?, number()?) {
+            (1, 4) => Ok(ExecutorchVersion::V1_4),
+            (1, minor) if minor >= 5 => Ok(ExecutorchVersion::V1_5),
+            (major, _) if major >= 2 => Ok(ExecutorchVersion::V1_5),
+            _ => Err(unknown()),
+        }
+    }
+
+    /// `1.4`, or `1.5` for 1.5 and later.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExecutorchVersion::V1_4 => "1.4",
+            ExecutorchVersion::V1_5 => "1.5",
+        }
+    }
+
+    /// The version the document's exporter recorded (`producer.versions.executorch`), if any.
+    pub fn recorded_in(graph: &Graph) -> Option<Result<Self, UnknownVersion>> {
+        let recorded = graph
+            .producer
+            .as_ref()?
+            .get("versions")?
+            .get("executorch")?;
+        Some(Self::parse(recorded.as_str()?))
+    }
+}
+
+/// What `CoreMLPartitioner(...).partition()` of `version` tags on `graph` with `options`, when the
+/// backend supports the nodes `supported` marks (its `is_node_supported`; only `call_function` and
+/// `get_attr` nodes can be). Tags are named `tag{number}` as fx numbers its partitions. `users` is
+/// the graph's adjacency.
+pub fn reproduce<G: DirectedGraph>(
+    graph: &Graph,
+    users: &G,
+    version: ExecutorchVersion,
+    options: &Options,
+    supported: &[bool],
+) -> Tagging {
+    let delegable = |n: NodeId| {
+        matches!(graph.op(n), OpKind::CallFunction | OpKind::GetAttr)
+            && supported.get(n.index()).copied().unwrap_or(false)
+    };
+    let mut partition = propose_partitions(users, delegable, |n| graph.node(n).is_getitem());
+    constants::tag_placeholders(graph, users, version, options, &mut partition);
+    let mut names = Vec::new();
+    let mut ids: HashMap<u32, u32> = HashMap::new();
+    let of = partition
+        .into_iter()
+        .map(|p| {
+            p.map(|p| {
+                *ids.entry(p).or_insert_with(|| {
+                    names.push(format!("tag{p}"));
+                    (names.len() - 1) as u32
+                })
+            })
+        })
+        .collect();
+    Tagging::new(names, of)
+}
+
+/// The version whose stock proposal an untagged document is compared with: the one its exporter
+/// recorded (`producer.versions.executorch`), or the latest when it records none this knows.
+pub fn version_of(graph: &Graph) -> ExecutorchVersion {
+    ExecutorchVersion::recorded_in(graph)
+        .and_then(Result::ok)
+        .unwrap_or(ExecutorchVersion::LATEST)
+}
+
+/// Where a stock proposal comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The tags the document carries: the real stock pass ran before export.
+    Document,
+    /// Reproduced here for this version: the document carries no tags.
+    Reproduced(ExecutorchVersion),
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Document => "document",
+            Source::Reproduced(_) => "reproduced",
+        }
+    }
+}
+
+/// The stock proposal a plan is compared with: the tags the document carries, or, for an untagged
+/// document, the reproduction for [`version_of`] the document with these options and support.
+pub fn proposal<G: DirectedGraph>(
+    graph: &Graph,
+    users: &G,
+    options: &Options,
+    supported: &[bool],
+) -> (Tagging, Source) {
+    if graph.stock_partitions > 0 {
+        return (Tagging::carried(graph), Source::Document);
+    }
+    let version = version_of(graph);
+    let tagging = reproduce(graph, users, version, options, supported);
+    (tagging, Source::Reproduced(version))
+}
+
+#[cfg(test)]
+mod tests;
