@@ -18,14 +18,15 @@ from torch.fx import Node
 from . import BRIDGE_SCHEMA
 
 
-def _support_checker(skip_ops: Optional[list] = None, lower_full_graph: bool = False):
-    """The Core ML backend's OperatorSupport (private in executorch 1.5, public in 1.4)."""
+def _support_checker(skip_ops: Optional[list] = None, lower_full_graph: bool = False, log: bool = False):
+    """The Core ML backend's OperatorSupport (private in executorch 1.5, public in 1.4). ``log``: it
+    logs why it refuses an op, once per reason, as in ``CoreMLPartitioner.partition()``."""
     from executorch.backends.apple.coreml.partition import coreml_partitioner as cp
 
     cls = getattr(cp, "_OperatorsSupportedForCoreMLBackend", None) or getattr(
         cp, "OperatorsSupportedForCoreMLBackend"
     )
-    return cls(skip_ops or [], lower_full_graph)
+    return cls(skip_ops or [], lower_full_graph, log=log)
 
 
 def target_name(node: Node) -> str:
@@ -113,17 +114,24 @@ def _versions(names: Iterable[str]) -> dict:
     return out
 
 
-def export_graph(exported_program, partitioner=None, *, model: Optional[str] = None, digests: bool = True) -> dict:
+def export_graph(
+    exported_program, partitioner=None, *, model: Optional[str] = None, digests: bool = True, log_support: bool = False
+) -> dict:
     """The bridge JSON v1 document of an edge program, with the tags it carries now.
 
     ``partitioner`` is the ``CoreMLPartitioner`` whose options and compile specs the document records
     and whose op-support check fills ``supported``. ``digests`` writes each constant's sha256 into
-    its ``meta.digest``, so that partition content keys change when weights change.
+    its ``meta.digest``, so that partition content keys change when weights change. ``log_support``
+    lets the op-support check log why it refuses an op, as the stock partitioner's does.
+
+    Each ``call_function`` and ``get_attr`` node's support is queried once, through the backend's
+    ``is_node_supported``: with ``lower_full_graph`` an unsupported op raises its
+    ``NotImplementedError`` here.
     """
     tensors = _constant_tensors(exported_program) if digests else {}
     skip = getattr(partitioner, "skip_ops_for_coreml_delegation", None)
     full = getattr(partitioner, "lower_full_graph", False)
-    support = _support_checker(skip, full)
+    support = _support_checker(skip, full, log_support)
     nodes = []
     for node in exported_program.graph.nodes:
         entry = {

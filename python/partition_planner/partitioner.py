@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Dict, List, Mapping, Optional
+from typing import Dict, Iterable, List, Mapping, Optional, Tuple
 
 from executorch.backends.apple.coreml.partition import CoreMLPartitioner
+from executorch.backends.apple.coreml.partition import coreml_partitioner as _stock_module
 from executorch.exir.backend.partitioner import PartitionResult
 
 from . import _native
@@ -18,6 +19,63 @@ from .apply import apply_plan
 from .export import export_graph
 
 logger = logging.getLogger(__name__)
+
+# What CoreMLPartitioner.partition() logs, said through its own module's logger (executorch's tests
+# and users' log configuration listen there), word for word.
+_stock_logger = _stock_module.logger
+_DEPRECATION_WARNING = (
+    "\nDEPRECATION WARNING: You are using the deprecated 'to_edge() + to_backend()' workflow. "
+    "This may result in decreased performance because ExecuTorch decomposes ops (e.g., SDPA) "
+    "that CoreML has optimized implementations for. "
+    "Please consider migrating to 'to_edge_transform_and_lower()' for better performance. "
+    "See: https://docs.pytorch.org/executorch/main/backends/coreml/coreml-overview.html#using-the-core-ml-backend"
+)
+_TAKE_OVER_INFO = (
+    "Core ML partitioner will take over torch mutable buffer as Core ML state, "
+    "so if your model contains mutable buffer, "
+    "then you will need MacOS15+/iOS18+ to execute. "
+    "If you want your mutable buffer model to be compatible with older OS, "
+    "then please set `take_over_mutable_buffer=False`"
+)
+
+
+class StockMismatch(ValueError):
+    """``compare_with_stock``: the real ``CoreMLPartitioner.partition()`` tagged a node otherwise
+    than the stock proposal reproduced in Rust (tags compared up to renaming)."""
+
+    def __init__(self, node: str, stock_tag: Optional[str], reproduced_tag: Optional[str], detail: str = ""):
+        self.node = node
+        self.stock_tag = stock_tag
+        self.reproduced_tag = reproduced_tag
+        super().__init__(
+            f"the reproduced stock proposal differs from CoreMLPartitioner.partition() at node {node!r}: "
+            f"stock tags it {stock_tag!r}, the reproduction {reproduced_tag!r}{detail}"
+        )
+
+
+def first_tag_difference(
+    stock: Mapping[str, Optional[str]], reproduced: Mapping[str, Optional[str]], names: Iterable[str]
+) -> Optional[Tuple[str, Optional[str], Optional[str], str]]:
+    """The first node of ``names`` (in that order) whose tag differs between two taggings compared up
+    to renaming: one bijection between the tag names of ``stock`` and those of ``reproduced`` must map
+    every node's tag to its tag there (untagged to untagged). Returns ``(node, stock tag, reproduced
+    tag, detail)`` or ``None`` when they agree. A node missing from ``reproduced`` differs."""
+    forward: Dict[str, str] = {}
+    backward: Dict[str, str] = {}
+    for name in names:
+        if name not in reproduced:
+            return name, stock.get(name), None, " (the reproduction has no entry for it)"
+        a, b = stock.get(name), reproduced[name]
+        if a is None and b is None:
+            continue
+        if a is None or b is None:
+            return name, a, b, ""
+        if forward.get(a, b) != b:
+            return name, a, b, f" (stock's {a!r} matched the reproduction's {forward[a]!r} on earlier nodes)"
+        if backward.get(b, a) != a:
+            return name, a, b, f" (the reproduction's {b!r} matched stock's {backward[b]!r} on earlier nodes)"
+        forward[a], backward[b] = b, a
+    return None
 
 
 class PlannedCoreMLPartitioner(CoreMLPartitioner):
@@ -27,10 +85,16 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
     - ``buffer_strategies``: ``{buffer name or placeholder name: strategy}`` for single buffers;
     - ``cost``: the cost constants ``auto`` weighs plans by, any of ``call_overhead_us``,
       ``bytes_per_us`` and ``cpu_op_us`` (docs/cost.md); the rest keep their defaults;
-    - ``log_explanations``: log each decision and what the stock proposal broke (default True).
+    - ``log_explanations``: log each decision and what the stock proposal broke (default True);
+    - ``compare_with_stock``: also run the real stock pass (``CoreMLPartitioner.partition()``, with
+      torch.fx's ``CapabilityBasedPartitioner``: seconds on an LLM) and raise ``StockMismatch``,
+      naming the first node, if its tags differ (up to renaming) from the stock proposal the planner
+      reproduces and compares its plan with (default False).
 
-    After ``partition`` the plan is in ``last_plan`` (one per call in ``plans``), its findings in
-    ``explanations()`` and the text report in ``report()``.
+    ``partition`` does not run the stock pass: it exports the untagged program (the op-support
+    check is the Core ML backend's own, once per node), plans, and applies the plan. After it the
+    plan is in ``last_plan`` (one per call in ``plans``), its findings in ``explanations()`` and the
+    text report in ``report()``.
     """
 
     def __init__(
@@ -40,6 +104,7 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         buffer_strategies: Optional[Dict[str, str]] = None,
         cost: Optional[Mapping[str, float]] = None,
         log_explanations: bool = True,
+        compare_with_stock: bool = False,
         **kwargs,
     ) -> None:
         super().__init__(*args, **kwargs)
@@ -49,6 +114,7 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         # Refuse an unknown constant or an unusable value now, not at lowering time.
         self.cost_model = json.loads(_native.cost_model(json.dumps(self.cost)))
         self.log_explanations = log_explanations
+        self.compare_with_stock = compare_with_stock
         self.plans: List[dict] = []
         # What the last plan was made from, to render its text report on request.
         self._last_input: Optional[tuple] = None
@@ -58,22 +124,48 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         return json.dumps({"strategies": strategies, "cost": self.cost})
 
     def partition(self, exported_program) -> PartitionResult:
-        # The stock capability partitioning tags the graph; the plan starts from it and replaces it.
-        stock = super().partition(exported_program)
-        program = stock.tagged_exported_program
+        if self._check_if_called_from_to_backend():
+            _stock_logger.warning(_DEPRECATION_WARNING)
+        _stock_logger.info("CoreMLPartitioner::partition")
+        program = exported_program
+        # Tags from elsewhere would be taken for the stock proposal; the plan sets every node anyway.
+        for node in program.graph.nodes:
+            node.meta.pop("delegation_tag", None)
         # Planning reads no weight values: skip hashing them (manifest() on an export_graph
-        # document with digests is what a compiled-model cache wants).
-        graph = json.dumps(export_graph(program, self, digests=False))
+        # document with digests is what a compiled-model cache wants). With lower_full_graph an
+        # unsupported op raises NotImplementedError here, from the backend's own check, as in stock.
+        graph = json.dumps(export_graph(program, self, digests=False, log_support=True))
         overrides = self._overrides()
+        if self.compare_with_stock:
+            self._compare_with_stock(program, graph, overrides)
+        if self.take_over_mutable_buffer:
+            _stock_logger.info(_TAKE_OVER_INFO)
         plan = json.loads(_native.plan(graph, overrides))
         apply_plan(program, plan)
         self.plans.append(plan)
         self._last_input = (graph, overrides)
+        stats = plan["stats"]
+        logger.info(
+            "planned %d partition(s), %d state(s); the stock proposal (%s) has %d partition(s)",
+            stats["partitions"], stats["states"], stats.get("stock_proposal"), stats["stock_partitions"],
+        )
         if self.log_explanations:
             for e in plan["explanations"]:
                 logger.info("[%s] %s%s", e["rule"], "stock proposal: " if e["scope"] == "stock" else "", e["message"])
         tags = {p["tag"]: self.delegation_spec for p in plan["partitions"]}
         return PartitionResult(tagged_exported_program=program, partition_tags=tags)
+
+    def _compare_with_stock(self, program, graph: str, overrides: str) -> None:
+        """Runs the real stock pass on ``program`` (untagged, exported as ``graph``), compares its
+        tags with the reproduction's, and clears them again."""
+        CoreMLPartitioner.partition(self, program)
+        nodes = list(program.graph.nodes)
+        stock = {n.name: n.meta.pop("delegation_tag", None) for n in nodes}
+        reproduced = json.loads(_native.check(graph, overrides, stock=True))["node_tags"]
+        difference = first_tag_difference(stock, reproduced, (n.name for n in nodes))
+        if difference is not None:
+            raise StockMismatch(*difference)
+        logger.info("compare_with_stock: the stock pass tags all %d nodes as reproduced", len(nodes))
 
     @property
     def last_plan(self) -> Optional[dict]:

@@ -4,12 +4,15 @@ promises, no buffer in two delegates, eager numerics for three decode steps on d
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 from conftest import ET_MINOR, specs
 
 from executorch.backends.apple.coreml.partition import CoreMLPartitioner
-from partition_planner import PlannedCoreMLPartitioner
+from executorch.exir import to_edge
+from partition_planner import PlannedCoreMLPartitioner, export_graph, plan
 from partition_planner.testing import SliceCache, WholeCache, seed_steps
 
 STATE_ERROR = "State model is supported only >= iOS18"
@@ -92,22 +95,28 @@ class WritersUntagged(CoreMLPartitioner):
         return result
 
 
-class PlannedFromWritersUntagged(PlannedCoreMLPartitioner, WritersUntagged):
-    """The planner starting from that broken proposal (its stock step is WritersUntagged's)."""
-
-
 def test_untagging_the_writer_is_a_cycle_and_the_planner_fixes_it(lowered):
     model, steps = SliceCache(), seed_steps()
     with pytest.raises(Exception, match=CYCLE_ERROR):
         lowered(model, WritersUntagged(compile_specs=specs("iOS18"), take_over_mutable_buffer=False), steps[0])
-    part = PlannedFromWritersUntagged(compile_specs=specs("iOS18"), take_over_mutable_buffer=False)
-    result = lowered(model, part, steps[0])
-    stock_rules = {e["rule"] for e in part.explanations() if e["scope"] == "stock"}
+    # That tagging as a bridge document: planning it names what it breaks.
+    broken = WritersUntagged(compile_specs=specs("iOS18"), take_over_mutable_buffer=False)
+    program = to_edge(torch.export.export(copy.deepcopy(model).eval(), steps[0])).exported_program()
+    found = plan(export_graph(broken.partition(program).tagged_exported_program, broken))
+    assert found["stats"]["stock_proposal"] == "document"
+    stock_rules = {e["rule"] for e in found["explanations"] if e["scope"] == "stock"}
     assert "ACYCLIC" in stock_rules
     # executorch 1.4 also tags the buffer's placeholder with take-over off: a stale copy besides.
     assert ("NO_STALE_COPY" in stock_rules) == (ET_MINOR < (1, 5))
-    cycle = next(e for e in part.explanations() if e["rule"] == "ACYCLIC")
+    cycle = next(e for e in found["explanations"] if e["rule"] == "ACYCLIC")
     assert any(step["tag"] is None for step in cycle["path"])
+    # The drop-in handed that tagged program clears the tags: its plan is compared with the stock
+    # proposal reproduced for the untagged program, which has no cycle.
+    part = PlannedCoreMLPartitioner(compile_specs=specs("iOS18"), take_over_mutable_buffer=False)
+    part.partition(program)
+    assert part.last_plan["stats"]["stock_proposal"] == "reproduced"
+    assert "ACYCLIC" not in {e["rule"] for e in part.explanations() if e["scope"] == "stock"}
+    result = lowered(model, part, steps[0])
     assert_planned_outcome(model, steps, part.last_plan, result)
 
 
