@@ -1,24 +1,30 @@
 //! torch.fx's `CapabilityBasedPartitioner.propose_partitions`, as `CoreMLPartitioner` runs it
 //! (single-node partitions allowed, horizontal fusion on, no non-compute ops), reproduced decision
-//! for decision in near-linear time.
+//! for decision without its per-node descendant sets.
 //!
 //! The fx pass visits nodes in reverse order. A supported node starts a partition of its own; then
-//! the new partition (or, at an unsupported node, the oldest one) tries to absorb every partition
-//! in order of creation, one after another. A merge is refused when a user of the two partitions
-//! outside them reaches back into them (a cycle), or reaches a partition whose record of
-//! "partitions downstream of me" names one of the two. That record (`partition_map` in fx) is
-//! updated only when its own partition is created or merges: it can miss partitions it reaches
-//! through later merges, and the refusals follow it exactly as it is, stale or not.
+//! the new partition (or, at an unsupported node, the oldest one) is offered every partition in
+//! order of creation, one after another, absorbing those it can. A merge is refused when a user of
+//! the two partitions outside them reaches back into them (a cycle), or reaches a partition whose
+//! record of "partitions downstream of me" names one of the two. That record (`partition_map` in
+//! fx) is updated only when its own partition is created or merges: it can miss partitions reached
+//! through later merges, and refusals follow it exactly as it is, stale or not.
 //!
-//! Where fx keeps a descendant set per node and walks it for every merge it tries, this keeps, for
-//! every visited node, the set of live partitions it reaches (a few bits: partitions are few),
-//! relabelled when partitions merge; a refused merge stays refused until one of the two absorbs
-//! a partition other than the one just created, which is what lets the pass skip the retries fx
-//! makes at every node. After the pass, `getitem`s join their producer's partition, as fx does.
+//! Here every node visited keeps two sets of live partitions (a few words of bits, partitions
+//! being few): `reach`, those holding it or a descendant, and `claimed`, those plus what their
+//! records name. A merge is refused exactly when the users' `claimed` names either partition, so a
+//! check costs a few word operations per user. A refused merge stays refused until one of the two
+//! absorbs a partition other than the one just created, which lets the pass skip the retries fx
+//! makes at every node. Sets are relabelled when partitions merge, and kept only for nodes that a
+//! later node or a partition's users may still ask about. After the pass, `getitem`s join their
+//! producer's partition, as fx does.
 
+use super::rows::{Rows, has, or_into, put, take};
 use crate::digraph::DirectedGraph;
 use crate::graph::NodeId;
+use hashbrown::HashSet;
 use std::collections::BTreeMap;
+use users::{MANY_USERS, UsersByPartition};
 
 /// One partition of the pass: fx's `Partition` with the bookkeeping fx keeps beside it.
 struct Partition {
@@ -26,49 +32,71 @@ struct Partition {
     order: u32,
     members: Vec<NodeId>,
     /// Users of the members outside the partition (fx's `partition_users`).
-    users: Vec<NodeId>,
+    users: HashSet<NodeId>,
+    /// The union of the users' sets, `reach` and `claimed`, kept as theirs change.
+    users_reach: Vec<u64>,
+    users_claim: Vec<u64>,
     /// fx's `partition_map`: partitions recorded as downstream, as slots of live partitions.
     downstream: Vec<u64>,
     /// Where this partition's bit sits in every slot set.
     slot: usize,
-    /// The node its oldest part was created at: only nodes visited since can reach it.
-    first_node: usize,
     /// Partitions a merge with was refused, as slots. A refusal holds until one of the two absorbs
     /// a partition other than the one just created (see `Pass::absorb`).
     refused: Vec<u64>,
 }
 
 /// Each node's partition number as fx assigns it (`tag{number}` in `CoreMLPartitioner`), or
-/// `None` for a node left out. `supported` answers `is_node_supported` for every node; nodes are
-/// taken in `graph`'s numbering, which must be the program's node order.
+/// `None` for a node left out. `order` is the program's node order (a topological one);
+/// `supported` answers `is_node_supported`.
 pub fn propose_partitions<G: DirectedGraph>(
     graph: &G,
+    order: &[NodeId],
     supported: impl Fn(NodeId) -> bool,
     getitem: impl Fn(NodeId) -> bool,
 ) -> Vec<Option<u32>> {
-    let mut pass = Pass::new(graph.node_count());
+    let n = graph.node_count();
+    // A node's sets are asked for by its predecessors that compute sets: those that are supported
+    // or have such a predecessor. Nodes outside (placeholders, what only they feed) need none.
+    let mut computes = vec![false; n];
+    for &v in order {
+        computes[v.index()] =
+            supported(v) || (graph.predecessors(v).iter()).any(|q| computes[q.index()]);
+    }
+    let mut pass = Pass::new(n);
+    for &v in order {
+        if computes[v.index()] {
+            for &s in graph.successors(v) {
+                pass.asked[s.index()] += 1;
+            }
+        }
+    }
     let mut merged_at_last_node = false;
-    for i in (0..graph.node_count()).rev() {
-        let v = NodeId(i as u32);
-        pass.at = i;
-        let created = supported(v).then(|| pass.create(graph, v));
-        pass.record_reach(graph, v, created);
+    for &v in order.iter().rev() {
+        let created = if computes[v.index()] {
+            pass.visit(graph, v, supported(v))
+        } else {
+            None
+        };
         // With nothing created here and nothing merged at the node before, fx's round of merges
         // would try exactly what the last round tried, against the same state: skip it.
         if created.is_some() || merged_at_last_node {
-            merged_at_last_node = pass.merge_round(v, created);
+            merged_at_last_node = pass.merge_round(created);
         }
     }
-    pass.getitems_join_producers(graph, getitem);
+    pass.getitems_join_producers(graph, order, getitem);
     pass.assignment
 }
 
-/// The partition created at the current node, with what its users reach (see `Pass::fresh`).
+/// The partition created at the current node while it is that node alone, with what the node's
+/// users reach and claim: merging it with a partition they name is surely refused.
 struct Fresh {
     id: u32,
-    node: NodeId,
-    reach: Vec<u64>,
+    users: Vec<NodeId>,
     claimed: Vec<u64>,
+    /// The node's users grouped by the partition holding them, for the union of all users but
+    /// one partition's in a few word operations (a node feeding every layer is offered to most);
+    /// made on first need, for nodes with many users.
+    groups: std::cell::OnceCell<UsersByPartition>,
 }
 
 struct Pass {
@@ -77,49 +105,18 @@ struct Pass {
     partitions: Vec<Option<Partition>>,
     /// Live partitions by `order`: the order fx tries merges in.
     by_order: BTreeMap<u32, u32>,
-    next_id: u32,
-    /// Slot sets are `words` u64s long; slots are reused once their partition has merged away.
-    words: usize,
-    /// For each visited node, the live partitions holding it or one of its descendants.
-    reach: Vec<u64>,
+    rows: Rows,
+    /// Per node: predecessors still to visit that will ask for its sets, plus partitions listing
+    /// it among their users. At zero its row retires.
+    asked: Vec<u32>,
+    /// Each slot's partition, `None` for a hole. Slots follow `order`: a partition's slot is below
+    /// every later partition's, so "the next partition in fx's order" is the next set bit.
     slot_owner: Vec<Option<u32>>,
+    /// Slots below the top whose partition merged away.
+    holes: usize,
     /// The slots of live partitions.
     live: Vec<u64>,
-    /// The node being visited.
-    at: usize,
-    free_slots: Vec<usize>,
-}
-
-fn has(set: &[u64], slot: usize) -> bool {
-    set.get(slot / 64)
-        .is_some_and(|w| w & (1 << (slot % 64)) != 0)
-}
-
-fn put(set: &mut [u64], slot: usize) {
-    set[slot / 64] |= 1 << (slot % 64);
-}
-
-fn take(set: &mut [u64], slot: usize) {
-    set[slot / 64] &= !(1 << (slot % 64));
-}
-
-fn or_into(into: &mut [u64], from: &[u64]) {
-    for (a, b) in into.iter_mut().zip(from) {
-        *a |= b;
-    }
-}
-
-fn slots(set: &[u64]) -> impl Iterator<Item = usize> + '_ {
-    set.iter().enumerate().flat_map(|(w, &bits)| {
-        let mut bits = bits;
-        std::iter::from_fn(move || {
-            (bits != 0).then(|| {
-                let b = bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                w * 64 + b
-            })
-        })
-    })
+    fresh: Option<Fresh>,
 }
 
 impl Pass {
@@ -128,13 +125,12 @@ impl Pass {
             assignment: vec![None; n],
             partitions: Vec::new(),
             by_order: BTreeMap::new(),
-            next_id: 0,
-            words: 1,
-            reach: vec![0; n],
+            rows: Rows::new(n),
+            asked: vec![0; n],
             slot_owner: Vec::new(),
+            holes: 0,
             live: vec![0],
-            at: n,
-            free_slots: Vec::new(),
+            fresh: None,
         }
     }
 
@@ -142,325 +138,191 @@ impl Pass {
         self.partitions.get(id as usize)?.as_ref()
     }
 
-    fn reach_of(&self, n: NodeId) -> &[u64] {
-        &self.reach[n.index() * self.words..(n.index() + 1) * self.words]
+    fn part_mut(&mut self, id: u32) -> Option<&mut Partition> {
+        self.partitions.get_mut(id as usize)?.as_mut()
     }
 
-    /// A free slot, widening every slot set when all are taken.
-    fn allocate_slot(&mut self, owner: u32) -> usize {
-        if let Some(slot) = self.free_slots.pop() {
-            self.slot_owner[slot] = Some(owner);
-            put(&mut self.live, slot);
-            return slot;
+    fn live_ids(&self) -> Vec<u32> {
+        self.by_order.values().copied().collect()
+    }
+
+    /// One less reason to keep `node`'s row.
+    fn unask(&mut self, node: NodeId) {
+        let asked = &mut self.asked[node.index()];
+        *asked = asked.saturating_sub(1);
+        if *asked == 0 {
+            self.rows.retire(node.index());
         }
-        let slot = self.slot_owner.len();
-        if slot == self.words * 64 {
-            let (old, new) = (self.words, self.words * 2);
-            let nodes = self.reach.len() / old;
-            let mut reach = vec![0; nodes * new];
-            for (row, chunk) in self.reach.chunks(old).enumerate() {
-                reach[row * new..row * new + old].copy_from_slice(chunk);
+    }
+
+    /// Visits `v`: its sets from its successors' (all visited), and a partition of its own when
+    /// supported, which is returned.
+    fn visit(&mut self, graph: &impl DirectedGraph, v: NodeId, supported: bool) -> Option<u32> {
+        let users = graph.successors(v);
+        // The slot first: making room may renumber the sets read next.
+        let created = supported.then(|| {
+            let id = self.partitions.len() as u32;
+            (id, self.allocate_slot(id))
+        });
+        let (mut reach, mut claimed) = self.rows.union(users.iter().map(|u| u.index()));
+        if let Some((id, slot)) = created {
+            // fx's `_update_partition_map`: what the node's users reach and their records name.
+            self.fresh = Some(Fresh {
+                id,
+                users: users.to_vec(),
+                claimed: claimed.clone(),
+                groups: std::cell::OnceCell::new(),
+            });
+            self.partitions.push(Some(Partition {
+                order: id,
+                members: vec![v],
+                users: users.iter().copied().collect(),
+                users_reach: reach.clone(),
+                users_claim: claimed.clone(),
+                downstream: claimed.clone(),
+                slot,
+                refused: vec![0; self.rows.words()],
+            }));
+            self.assignment[v.index()] = Some(id);
+            self.by_order.insert(id, id);
+            for u in users {
+                self.asked[u.index()] += 1;
             }
-            self.reach = reach;
-            for &id in self.by_order.values() {
-                if let Some(p) = self.partitions[id as usize].as_mut() {
-                    p.downstream.resize(new, 0);
-                    p.refused.resize(new, 0);
-                }
-            }
-            self.live.resize(new, 0);
-            self.words = new;
+            put(&mut reach, slot);
+            put(&mut claimed, slot);
         }
-        self.slot_owner.push(Some(owner));
-        put(&mut self.live, slot);
-        slot
-    }
-
-    /// The live partitions holding one of `nodes` or a descendant of one.
-    fn reached_from(&self, nodes: &[NodeId]) -> Vec<u64> {
-        let mut set = vec![0; self.words];
-        for &u in nodes {
-            or_into(&mut set, self.reach_of(u));
+        if self.asked[v.index()] > 0 {
+            self.rows.hold(v.index(), &reach, &claimed);
         }
-        set
-    }
-
-    /// fx's `downstream_partitions`: the partitions `reached` names, and those their records name.
-    fn downstream_of(&self, reached: &[u64]) -> Vec<u64> {
-        let mut set = reached.to_vec();
-        for slot in slots(reached) {
-            if let Some(p) = self.slot_owner[slot].and_then(|id| self.part(id)) {
-                or_into(&mut set, &p.downstream);
-            }
+        for &u in users {
+            self.unask(u);
         }
-        set
-    }
-
-    /// A partition of its own for supported node `v`.
-    fn create(&mut self, graph: &impl DirectedGraph, v: NodeId) -> u32 {
-        let id = self.next_id;
-        self.next_id += 1;
-        let slot = self.allocate_slot(id);
-        let users = graph.successors(v).to_vec();
-        let mut downstream = self.downstream_of(&self.reached_from(&users));
-        take(&mut downstream, slot);
-        self.assignment[v.index()] = Some(id);
-        self.by_order.insert(id, id);
-        self.partitions.push(Some(Partition {
-            order: id,
-            members: vec![v],
-            users,
-            downstream,
-            slot,
-            first_node: v.index(),
-            refused: vec![0; self.words],
-        }));
-        id
-    }
-
-    /// `v`'s reach: its successors' (all visited already) and its own partition's.
-    fn record_reach(&mut self, graph: &impl DirectedGraph, v: NodeId, own: Option<u32>) {
-        let mut set = self.reached_from(graph.successors(v));
-        if let Some(p) = own.and_then(|id| self.part(id)) {
-            put(&mut set, p.slot);
-        }
-        let w = self.words;
-        self.reach[v.index() * w..(v.index() + 1) * w].copy_from_slice(&set);
+        created.map(|(id, _)| id)
     }
 
     /// One round of fx's merges at a node: `created` (if any) first, then every live partition by
     /// `order`, each offered to the partition absorbing them. Whether any merge happened.
     ///
-    /// fx offers every partition; offering one that is surely refused changes nothing, so only the
-    /// others are offered, found with a few word operations: those the absorbing partition has not
-    /// been refused by since it last changed, and, while it is the one-node partition just created,
-    /// those its node's users do not surely reach (`refused_to_fresh`).
-    fn merge_round(&mut self, v: NodeId, created: Option<u32>) -> bool {
+    /// Offering a partition that is surely refused changes nothing, so only the others are offered,
+    /// found with a few word operations: those the absorbing partition has not been refused by
+    /// since it last changed, and, while it is the one-node partition just created, those its
+    /// node's users do not claim.
+    fn merge_round(&mut self, created: Option<u32>) -> bool {
+        if created.is_none() {
+            self.fresh = None;
+        }
         let Some(first) = created.or_else(|| self.by_order.values().next().copied()) else {
             return false;
         };
-        let fresh = created.and_then(|id| self.fresh(id, v, None));
         let mut absorbing = first;
-        // The order of the last partition offered: the round's list is fixed at its start, sorted
-        // by order, and merges only ever remove from it what was already offered.
-        let mut past: Option<u32> = None;
+        // The slot of the last partition offered: the round's list is fixed at its start, sorted
+        // by order, so the rest lie in slots above it (merges only remove what was offered).
+        let mut past: Option<usize> = None;
         let mut merged = false;
-        'offers: loop {
-            for (order, other) in self.worth_offering(absorbing, first, fresh.as_ref(), past) {
-                past = Some(order);
-                if absorbing == first && self.refused_to_fresh(fresh.as_ref(), other) {
-                    continue;
-                }
-                if let Some(into) = self.try_merge(absorbing, other, created) {
-                    absorbing = into;
-                    merged = true;
-                    // What is surely refused has changed with the absorbing partition.
-                    continue 'offers;
-                }
+        while let Some((slot, other)) = self.next_offer(absorbing, first, past) {
+            past = Some(slot);
+            if let Some(into) = self.try_merge(absorbing, other, created) {
+                absorbing = into;
+                merged = true;
             }
-            return merged;
         }
+        self.fresh = None;
+        merged
     }
 
-    /// The live partitions after order `past` that `absorbing` may not surely be refused by, with
-    /// their orders, in order; never `first`.
-    fn worth_offering(
-        &self,
-        absorbing: u32,
-        first: u32,
-        fresh: Option<&Fresh>,
-        past: Option<u32>,
-    ) -> Vec<(u32, u32)> {
-        let Some(a) = self.part(absorbing) else {
-            return Vec::new();
-        };
+    /// The fresh partition, if `id` is it and it is still its one node.
+    fn fresh_alone(&self, id: u32) -> Option<&Fresh> {
+        let fresh = self.fresh.as_ref().filter(|f| f.id == id)?;
+        (self.part(id)?.members.len() == 1).then_some(fresh)
+    }
+
+    /// The first live partition in a slot above `past` that `absorbing` is not surely refused by,
+    /// with its slot; never `first`.
+    fn next_offer(&self, absorbing: u32, first: u32, past: Option<usize>) -> Option<(usize, u32)> {
+        let a = self.part(absorbing)?;
         let mut skip = a.refused.clone();
         put(&mut skip, a.slot);
         if let Some(f) = self.part(first) {
             put(&mut skip, f.slot);
         }
-        if let Some(fresh) = fresh.filter(|f| f.id == absorbing && a.members.len() == 1) {
-            or_into(&mut skip, &fresh.reach);
+        if let Some(fresh) = self.fresh_alone(absorbing) {
             or_into(&mut skip, &fresh.claimed);
-            // Partitions holding one of the node's users are judged without that user.
-            for u in &a.users {
+            // A partition holding one of the node's users is judged without that user.
+            for u in &fresh.users {
                 if let Some(p) = self.assignment[u.index()].and_then(|id| self.part(id)) {
                     take(&mut skip, p.slot);
                 }
             }
         }
-        let open: Vec<u64> = (self.live.iter().zip(&skip))
-            .map(|(live, skip)| live & !skip)
-            .collect();
-        let mut offers: Vec<(u32, u32)> = slots(&open)
-            .filter_map(|slot| {
-                let id = self.slot_owner[slot]?;
-                let order = self.part(id)?.order;
-                past.is_none_or(|past| order > past).then_some((order, id))
-            })
-            .collect();
-        offers.sort_unstable();
-        offers
-    }
-
-    /// What the partition just created at `v` reaches through its users (outside `excluded`),
-    /// and the partitions the records of those name. Without exclusion that is `v`'s own reach
-    /// and the record `create` just made.
-    fn fresh(&self, id: u32, v: NodeId, excluded: Option<u32>) -> Option<Fresh> {
-        let p = self.part(id)?;
-        if excluded.is_none() {
-            let mut reach = self.reach_of(v).to_vec();
-            take(&mut reach, p.slot);
-            return Some(Fresh {
-                id,
-                node: v,
-                reach,
-                claimed: p.downstream.clone(),
-            });
+        let from = past.map_or(0, |p| p + 1);
+        let mut word = from / 64;
+        while word < self.live.len() {
+            let mut open = self.live[word] & !skip.get(word).copied().unwrap_or(0);
+            if word == from / 64 {
+                open &= u64::MAX.checked_shl((from % 64) as u32).unwrap_or(0);
+            }
+            if open != 0 {
+                let slot = word * 64 + open.trailing_zeros() as usize;
+                return Some((slot, self.slot_owner.get(slot).copied().flatten()?));
+            }
+            word += 1;
         }
-        let users: Vec<NodeId> = (p.users.iter())
-            .filter(|u| self.assignment[u.index()] != excluded)
-            .copied()
-            .collect();
-        let reach = self.reached_from(&users);
-        let claimed = self.downstream_of(&reach);
-        Some(Fresh {
-            id,
-            node: v,
-            reach,
-            claimed,
-        })
-    }
-
-    /// A sure refusal of merging the partition just created, still one node, with `other`,
-    /// without the users of `other`: the node's own users reach `other`, or reach a partition whose
-    /// record names `other`. The full check would find the same cycle; this finds it in a few
-    /// word operations, where fx's retries of every partition at every new node cost the most.
-    fn refused_to_fresh(&self, fresh: Option<&Fresh>, other: u32) -> bool {
-        let (Some(fresh), Some(p)) = (fresh, self.part(other)) else {
-            return false;
-        };
-        let Some(own) = self.part(fresh.id).filter(|own| own.members.len() == 1) else {
-            return false;
-        };
-        let in_other = |u: &NodeId| self.assignment[u.index()] == Some(other);
-        let sure = |f: &Fresh| has(&f.reach, p.slot) || has(&f.claimed, p.slot);
-        if own.users.iter().any(in_other) {
-            self.fresh(fresh.id, fresh.node, Some(other))
-                .is_some_and(|f| sure(&f))
-        } else {
-            sure(fresh)
-        }
+        None
     }
 
     /// fx's `maybe_merge_partition`: the surviving partition, or `None` when refused.
     fn try_merge(&mut self, a: u32, b: u32, created: Option<u32>) -> Option<u32> {
         let (pa, pb) = (self.part(a)?, self.part(b)?);
         let (slot_a, slot_b) = (pa.slot, pb.slot);
-        let a_is_smaller = pa.members.len() < pb.members.len();
         if has(&pa.refused, slot_b) {
             return None;
         }
         let inside = |u: &NodeId| matches!(self.assignment[u.index()], Some(p) if p == a || p == b);
-        let mut users: Vec<NodeId> = (pa.users.iter().chain(&pb.users))
-            .filter(|u| !inside(u))
-            .copied()
-            .collect();
-        users.sort_unstable();
-        users.dedup();
-        let reached = self.reached_from(&users);
-        // A cycle: the users reach back into a or b, or reach a partition whose record says it
-        // reaches a or b.
-        let cycle = has(&reached, slot_a)
-            || has(&reached, slot_b)
-            || slots(&reached).any(|s| {
-                let p = self.slot_owner[s].and_then(|id| self.part(id));
-                p.is_some_and(|p| has(&p.downstream, slot_a) || has(&p.downstream, slot_b))
-            });
-        if cycle {
-            if let Some(p) = self.partitions[a as usize].as_mut() {
-                put(&mut p.refused, slot_b);
+        // The users' sets, one side at a time: a side whose users do not reach the other has no
+        // user inside it, and its union kept is exact; otherwise its users outside both, read.
+        let fresh = self.fresh.as_ref();
+        let side = |p: &Partition, id: u32, other: u32, other_slot: usize| {
+            if let Some(f) = fresh.filter(|f| f.id == id && p.members.len() == 1) {
+                if f.users.len() <= MANY_USERS {
+                    let outside = f.users.iter().filter(|u| !inside(u));
+                    self.rows.union(outside.map(|u| u.index()))
+                } else {
+                    let groups = f.groups.get_or_init(|| {
+                        UsersByPartition::new(&f.users, &self.assignment, &self.rows)
+                    });
+                    groups.all_but(other)
+                }
+            } else if has(&p.users_reach, other_slot) {
+                let outside = p.users.iter().filter(|u| !inside(u));
+                self.rows.union(outside.map(|u| u.index()))
+            } else {
+                (p.users_reach.clone(), p.users_claim.clone())
             }
-            if let Some(p) = self.partitions[b as usize].as_mut() {
-                put(&mut p.refused, slot_a);
+        };
+        let (mut reach, mut claimed) = side(pa, a, b, slot_b);
+        let (reach_b, claimed_b) = side(pb, b, a, slot_a);
+        or_into(&mut reach, &reach_b);
+        or_into(&mut claimed, &claimed_b);
+        // A cycle: the users reach back into a or b, or reach a partition whose record names one.
+        if has(&claimed, slot_a) || has(&claimed, slot_b) {
+            // Not remembered for the partition just created while it is its node alone: its slot
+            // is freed without a sweep when it merges.
+            if self.fresh_alone(a).is_none() && self.fresh_alone(b).is_none() {
+                put(&mut self.part_mut(a)?.refused, slot_b);
+                put(&mut self.part_mut(b)?.refused, slot_a);
             }
             return None;
         }
         // The smaller merges into the larger; on a tie, into `a`.
-        let (into, gone) = if a_is_smaller { (b, a) } else { (a, b) };
-        let gone = self
-            .partitions
-            .get_mut(gone as usize)?
-            .take()
-            .map(|p| (gone, p))?;
-        self.absorb(into, gone, users, created);
+        let (into, gone) = if pa.members.len() < pb.members.len() {
+            (b, a)
+        } else {
+            (a, b)
+        };
+        let gone_partition = self.partitions.get_mut(gone as usize)?.take()?;
+        let fresh = created == Some(gone) && gone_partition.members.len() == 1;
+        self.absorb(into, gone_partition, (reach, claimed), fresh);
         Some(into)
-    }
-
-    fn absorb(
-        &mut self,
-        into: u32,
-        (gone_id, gone): (u32, Partition),
-        users: Vec<NodeId>,
-        created: Option<u32>,
-    ) {
-        for &m in &gone.members {
-            self.assignment[m.index()] = Some(into);
-        }
-        self.by_order.remove(&gone.order);
-        let Some(slot) = self.part(into).map(|p| p.slot) else {
-            return;
-        };
-        // Every node reaching the partition gone now reaches the one it merged into. Only nodes
-        // visited since its oldest part was created can reach it: for the partition created at
-        // this node, that is this node alone.
-        let w = self.words;
-        for n in self.at..=gone.first_node {
-            let row = &mut self.reach[n * w..(n + 1) * w];
-            if has(row, gone.slot) {
-                take(row, gone.slot);
-                put(row, slot);
-            }
-        }
-        // Absorbing the partition just created only adds users and reach, so refusals involving
-        // `into` still hold; absorbing an older one can remove the path that caused them.
-        let absorbed_fresh = created == Some(gone_id);
-        // fx deletes the record of the partition gone; records still naming it never match again.
-        // Its slot is freed for reuse, so nothing may keep naming it.
-        for &id in self.by_order.values() {
-            if let Some(p) = self.partitions[id as usize].as_mut() {
-                take(&mut p.downstream, gone.slot);
-                take(&mut p.refused, gone.slot);
-                if !absorbed_fresh {
-                    take(&mut p.refused, slot);
-                }
-            }
-        }
-        self.slot_owner[gone.slot] = None;
-        take(&mut self.live, gone.slot);
-        self.free_slots.push(gone.slot);
-        let mut downstream = self.downstream_of(&self.reached_from(&users));
-        let Some(p) = self
-            .partitions
-            .get_mut(into as usize)
-            .and_then(Option::as_mut)
-        else {
-            return;
-        };
-        if p.order > gone.order {
-            self.by_order.remove(&p.order);
-            p.order = gone.order;
-            self.by_order.insert(p.order, into);
-        }
-        p.first_node = p.first_node.max(gone.first_node);
-        or_into(&mut downstream, &gone.downstream);
-        or_into(&mut p.downstream, &downstream);
-        take(&mut p.downstream, p.slot);
-        p.members.extend(gone.members);
-        p.users = users;
-        if !absorbed_fresh {
-            p.refused.fill(0);
-        }
     }
 
     /// fx's post-processing: a node all of whose users are `getitem`s takes them into its
@@ -468,18 +330,18 @@ impl Pass {
     fn getitems_join_producers(
         &mut self,
         graph: &impl DirectedGraph,
+        order: &[NodeId],
         getitem: impl Fn(NodeId) -> bool,
     ) {
         // Each round moves getitems one level further down nested getitems: at most n rounds.
-        for _ in 0..=graph.node_count() {
+        for _ in 0..=order.len() {
             let mut moves: Vec<(NodeId, Option<u32>)> = Vec::new();
-            for i in 0..graph.node_count() {
-                let n = NodeId(i as u32);
+            for &n in order {
                 let users = graph.successors(n);
                 if !users.iter().all(|&u| getitem(u)) {
                     continue;
                 }
-                let id = self.assignment[i];
+                let id = self.assignment[n.index()];
                 for &u in users {
                     if self.assignment[u.index()] != id {
                         moves.push((u, id));
@@ -495,3 +357,10 @@ impl Pass {
         }
     }
 }
+
+mod absorb;
+mod slots;
+mod users;
+
+#[cfg(test)]
+mod tests;

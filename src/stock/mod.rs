@@ -8,6 +8,7 @@
 
 mod capability;
 mod constants;
+mod rows;
 
 pub use capability::propose_partitions;
 
@@ -85,7 +86,9 @@ pub fn reproduce<G: DirectedGraph>(
         matches!(graph.op(n), OpKind::CallFunction | OpKind::GetAttr)
             && supported.get(n.index()).copied().unwrap_or(false)
     };
-    let mut partition = propose_partitions(users, delegable, |n| graph.node(n).is_getitem());
+    let mut partition = propose_partitions(users, &graph.order, delegable, |n| {
+        graph.node(n).is_getitem()
+    });
     constants::tag_placeholders(graph, users, version, options, &mut partition);
     let mut names = Vec::new();
     let mut ids: HashMap<u32, u32> = HashMap::new();

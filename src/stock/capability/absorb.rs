@@ -1,0 +1,153 @@
+//! A merge carried out: one partition absorbs another, and every set naming either follows.
+
+use super::{Partition, Pass};
+use crate::graph::NodeId;
+use crate::stock::rows::{has, or_into, put, take};
+
+impl Pass {
+    /// `into` absorbs `gone`; their users outside both have these sets together. `fresh` when
+    /// `gone` is the partition just created, still its node alone: no set but that node's names it.
+    pub(super) fn absorb(
+        &mut self,
+        into: u32,
+        mut gone: Partition,
+        (users_reach, users_claim): (Vec<u64>, Vec<u64>),
+        fresh: bool,
+    ) {
+        let mut record = users_claim.clone();
+        for &m in &gone.members {
+            self.assignment[m.index()] = Some(into);
+        }
+        self.by_order.remove(&gone.order);
+        let Some((a, into_order, old)) = self
+            .part(into)
+            .map(|p| (p.slot, p.order, p.downstream.clone()))
+        else {
+            return;
+        };
+        let g = gone.slot;
+        // The merged partition takes the slot of the older of the two, which keeps slots in order.
+        let (keep, drop) = if gone.order < into_order {
+            (g, a)
+        } else {
+            (a, g)
+        };
+        // fx: the record is both records, then what the new users reach and their records name,
+        // never the two themselves.
+        or_into(&mut record, &old);
+        or_into(&mut record, &gone.downstream);
+        take(&mut record, a);
+        take(&mut record, g);
+        let gained = record.iter().zip(&old).any(|(new, old)| new & !old != 0);
+        // Whoever reached either reaches the merged partition and claims its record (whoever
+        // reached `into` already claims the old one, so needs only what was gained); a claim of
+        // `into` moves with its slot; a claim of `gone` alone names a partition that is no more.
+        let relabel = |reach: &mut [u64], claims: &mut [u64]| {
+            let (reached_into, reached_gone) = (has(reach, a), has(reach, g));
+            let claimed_into = has(claims, a);
+            take(reach, a);
+            take(reach, g);
+            take(claims, a);
+            take(claims, g);
+            if reached_into || reached_gone {
+                put(reach, keep);
+                put(claims, keep);
+                if gained || !reached_into {
+                    or_into(claims, &record);
+                }
+            } else if claimed_into {
+                put(claims, keep);
+            }
+        };
+        if fresh && !gained {
+            // Only the visited node reaches a fresh partition, and nothing else changes.
+            if let Some(&v) = gone.members.first() {
+                self.rows.update(v.index(), relabel);
+            }
+        } else {
+            self.rows.update_all(relabel);
+            // Records keep naming `into` wherever its slot went; fx deletes the record of `gone`,
+            // and records still naming it never match again. Refusals involving `into` may no
+            // longer hold once it has absorbed more than a fresh node.
+            for id in self.live_ids() {
+                if let Some(p) = self.part_mut(id) {
+                    // A union of rows: whoever in it reached either claims the whole record.
+                    let reached = has(&p.users_reach, a) || has(&p.users_reach, g);
+                    let claimed_into = has(&p.users_claim, a);
+                    for set in [&mut p.users_reach, &mut p.users_claim] {
+                        take(set, a);
+                        take(set, g);
+                    }
+                    if reached {
+                        put(&mut p.users_reach, keep);
+                        put(&mut p.users_claim, keep);
+                        or_into(&mut p.users_claim, &record);
+                    } else if claimed_into {
+                        put(&mut p.users_claim, keep);
+                    }
+                    let (recorded, refused) = (has(&p.downstream, a), has(&p.refused, a));
+                    for set in [&mut p.downstream, &mut p.refused] {
+                        take(set, a);
+                        take(set, g);
+                    }
+                    if recorded {
+                        put(&mut p.downstream, keep);
+                    }
+                    if refused && fresh {
+                        put(&mut p.refused, keep);
+                    }
+                }
+            }
+        }
+        self.free_slot(drop);
+        self.slot_owner[keep] = Some(into);
+        put(&mut self.live, keep);
+        // The users outside both: `gone`'s join `into`'s, less the members of either. A fresh
+        // node's users add to a list that stays as it was (a node is never its users' user).
+        let Some(mut users) = self.part_mut(into).map(|p| std::mem::take(&mut p.users)) else {
+            return;
+        };
+        let mut unasked: Vec<NodeId> = Vec::new();
+        if !fresh {
+            if users.len() < gone.users.len() {
+                std::mem::swap(&mut users, &mut gone.users);
+            }
+            // Members of either are assigned `into` by now.
+            let assignment = &self.assignment;
+            users.retain(|u| {
+                let inside = assignment[u.index()] == Some(into);
+                if inside {
+                    unasked.push(*u);
+                }
+                !inside
+            });
+        }
+        for u in gone.users.drain() {
+            let inside = matches!(self.assignment[u.index()], Some(p) if p == into);
+            if inside || !users.insert(u) {
+                unasked.push(u);
+            }
+        }
+        let Some(p) = self.part_mut(into) else {
+            return;
+        };
+        p.users = users;
+        p.slot = keep;
+        p.order = into_order.min(gone.order);
+        p.downstream = record;
+        p.users_reach = users_reach;
+        p.users_claim = users_claim;
+        p.members.extend(gone.members);
+        if !fresh {
+            p.refused.fill(0);
+        }
+        if p.order != into_order {
+            let order = p.order;
+            self.by_order.remove(&into_order);
+            self.by_order.insert(order, into);
+        }
+        for u in unasked {
+            self.unask(u);
+        }
+    }
+}
