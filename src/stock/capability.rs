@@ -19,7 +19,7 @@
 //! later node or a partition's users may still ask about. After the pass, `getitem`s join their
 //! producer's partition, as fx does.
 
-use super::rows::{Rows, has, or_into, put, take};
+use super::rows::{Rows, has, or_into, put};
 use crate::digraph::DirectedGraph;
 use crate::graph::NodeId;
 use hashbrown::HashSet;
@@ -93,6 +93,8 @@ struct Fresh {
     id: u32,
     users: Vec<NodeId>,
     claimed: Vec<u64>,
+    /// The slots of the partitions holding the node's users.
+    user_slots: Vec<u64>,
     /// The node's users grouped by the partition holding them, for the union of all users but
     /// one partition's in a few word operations (a node feeding every layer is offered to most);
     /// made on first need, for nodes with many users.
@@ -146,6 +148,17 @@ impl Pass {
         self.by_order.values().copied().collect()
     }
 
+    /// The slots of the partitions holding any of `nodes`.
+    fn slots_holding(&self, nodes: &[NodeId]) -> Vec<u64> {
+        let mut set = vec![0; self.rows.words()];
+        for u in nodes {
+            if let Some(p) = self.assignment[u.index()].and_then(|id| self.part(id)) {
+                put(&mut set, p.slot);
+            }
+        }
+        set
+    }
+
     /// One less reason to keep `node`'s row.
     fn unask(&mut self, node: NodeId) {
         let asked = &mut self.asked[node.index()];
@@ -171,6 +184,7 @@ impl Pass {
                 id,
                 users: users.to_vec(),
                 claimed: claimed.clone(),
+                user_slots: self.slots_holding(users),
                 groups: std::cell::OnceCell::new(),
             });
             self.partitions.push(Some(Partition {
@@ -240,32 +254,29 @@ impl Pass {
     /// with its slot; never `first`.
     fn next_offer(&self, absorbing: u32, first: u32, past: Option<usize>) -> Option<(usize, u32)> {
         let a = self.part(absorbing)?;
-        let mut skip = a.refused.clone();
-        put(&mut skip, a.slot);
-        if let Some(f) = self.part(first) {
-            put(&mut skip, f.slot);
-        }
-        if let Some(fresh) = self.fresh_alone(absorbing) {
-            or_into(&mut skip, &fresh.claimed);
-            // A partition holding one of the node's users is judged without that user.
-            for u in &fresh.users {
-                if let Some(p) = self.assignment[u.index()].and_then(|id| self.part(id)) {
-                    take(&mut skip, p.slot);
+        let first = self.part(first).map_or(a.slot, |f| f.slot);
+        let fresh = self.fresh_alone(absorbing);
+        let from = past.map_or(0, |p| p + 1);
+        for word in from / 64..self.live.len() {
+            let at = |set: &[u64]| set.get(word).copied().unwrap_or(0);
+            let mut skip = at(&a.refused);
+            if let Some(fresh) = fresh {
+                // A partition holding one of the node's users is judged without that user.
+                skip |= at(&fresh.claimed) & !at(&fresh.user_slots);
+            }
+            for slot in [a.slot, first] {
+                if slot / 64 == word {
+                    skip |= 1 << (slot % 64);
                 }
             }
-        }
-        let from = past.map_or(0, |p| p + 1);
-        let mut word = from / 64;
-        while word < self.live.len() {
-            let mut open = self.live[word] & !skip.get(word).copied().unwrap_or(0);
+            let mut open = self.live[word] & !skip;
             if word == from / 64 {
-                open &= u64::MAX.checked_shl((from % 64) as u32).unwrap_or(0);
+                open &= u64::MAX << (from % 64);
             }
             if open != 0 {
                 let slot = word * 64 + open.trailing_zeros() as usize;
                 return Some((slot, self.slot_owner.get(slot).copied().flatten()?));
             }
-            word += 1;
         }
         None
     }
