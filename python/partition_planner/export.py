@@ -34,6 +34,22 @@ def target_name(node: Node) -> str:
     target = node.target
     if node.op != "call_function":
         return str(target)
+    try:
+        return _TARGET_NAMES[target]
+    except (KeyError, TypeError):  # not seen yet, or a target that cannot be a key
+        name = _call_target_name(target)
+    try:
+        _TARGET_NAMES[target] = name
+    except TypeError:
+        pass
+    return name
+
+
+# A program names a few dozen distinct ops in thousands of nodes: each op's name is worked out once.
+_TARGET_NAMES: dict = {}
+
+
+def _call_target_name(target: Any) -> str:
     if target is operator.getitem:
         return "getitem"
     op = getattr(target, "_op", target)  # EdgeOpOverload wraps an OpOverload
@@ -49,13 +65,21 @@ def target_name(node: Node) -> str:
 
 def _literal(value: Any) -> Any:
     """An FX argument as JSON: nodes become ``{"node": NAME}``, everything else a literal."""
+    kind = type(value)
+    # The common cases first, by exact type (subclasses take the general path below).
+    if kind is Node:
+        return {"node": value.name}
+    if kind is int or kind is str or kind is bool or value is None:
+        return value
+    if kind is list or kind is tuple:
+        return [_literal(v) for v in value]
     if isinstance(value, Node):
         return {"node": value.name}
     if isinstance(value, (list, tuple)):
         return [_literal(v) for v in value]
     if isinstance(value, dict):
         return {str(k): _literal(v) for k, v in value.items()}
-    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+    if isinstance(value, bool) or isinstance(value, (int, str)):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
@@ -66,10 +90,17 @@ def _dim(d: Any) -> Any:
     return int(d) if isinstance(d, int) or (hasattr(d, "node") and d.node.is_constant()) else str(d)
 
 
+_DTYPE_NAMES: dict = {}
+
+
 def _meta(node: Node) -> dict:
     val = node.meta.get("val")
     if isinstance(val, torch.Tensor):
-        return {"shape": [_dim(d) for d in val.shape], "dtype": str(val.dtype).removeprefix("torch.")}
+        dtype = val.dtype
+        name = _DTYPE_NAMES.get(dtype)
+        if name is None:
+            name = _DTYPE_NAMES[dtype] = str(dtype).removeprefix("torch.")
+        return {"shape": [d if type(d) is int else _dim(d) for d in val.shape], "dtype": name}
     return {}
 
 
@@ -125,29 +156,40 @@ def export_graph(
     lets the op-support check log why it refuses an op, as the stock partitioner's does.
 
     Each ``call_function`` and ``get_attr`` node's support is queried once, through the backend's
-    ``is_node_supported``: with ``lower_full_graph`` an unsupported op raises its
-    ``NotImplementedError`` here.
+    ``is_node_supported``, last node first as in the stock partitioner: with ``lower_full_graph`` an
+    unsupported op raises its ``NotImplementedError`` here, naming the op stock's names.
     """
     tensors = _constant_tensors(exported_program) if digests else {}
     skip = getattr(partitioner, "skip_ops_for_coreml_delegation", None)
     full = getattr(partitioner, "lower_full_graph", False)
     support = _support_checker(skip, full, log_support)
+    graph_nodes = list(exported_program.graph.nodes)
+    # Last node first, as torch.fx's CapabilityBasedPartitioner asks in stock partition(): with
+    # lower_full_graph the op an error names, and the order of the refusals logged, are stock's.
+    supported = {
+        node: bool(support.is_node_supported(None, node))
+        for node in reversed(graph_nodes)
+        if node.op == "call_function" or node.op == "get_attr"
+    }
     nodes = []
-    for node in exported_program.graph.nodes:
+    for node in graph_nodes:
+        op = node.op
+        kwargs = node.kwargs
         entry = {
             "name": node.name,
-            "op": node.op,
+            "op": op,
             "target": target_name(node),
-            "args": _literal(list(node.args)),
-            "kwargs": _literal(dict(node.kwargs)),
+            "args": [_literal(a) for a in node.args],
+            "kwargs": {str(k): _literal(v) for k, v in kwargs.items()} if kwargs else {},
             "delegation_tag": node.meta.get("delegation_tag"),
             "meta": _meta(node),
         }
-        if node.op in ("call_function", "get_attr"):
-            entry["supported"] = bool(support.is_node_supported(None, node))
-        digest = _digest(tensors.get(node.name))
-        if digest is not None:
-            entry["meta"]["digest"] = digest
+        if op == "call_function" or op == "get_attr":
+            entry["supported"] = supported[node]
+        if tensors:
+            digest = _digest(tensors.get(node.name))
+            if digest is not None:
+                entry["meta"]["digest"] = digest
         nodes.append(entry)
     sig = exported_program.graph_signature
     doc = {
