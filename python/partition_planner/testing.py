@@ -51,8 +51,11 @@ LLMS = {
 }
 
 
-def llm(name: str, max_seq_len: int = 16, seed: int = 0):
+def llm(name: str, max_seq_len: int = 16, seed: int = 0, n_layers: int | None = None):
     """The eager model (random weights, seeded) and its example inputs ``(tokens, {"input_pos": ...})``.
+
+    ``n_layers`` builds a deeper or shallower model of the same architecture: the released layer
+    types repeated in their order (Qwen3.5 at 64 layers: 48 gated delta-net, 16 full attention).
 
     Built the way ``examples.models.llama.model.Llama2Model`` builds it (same ModelArgs, same
     ``construct_transformer``), but on CPU: Llama2Model constructs on the meta device and only a
@@ -67,6 +70,11 @@ def llm(name: str, max_seq_len: int = 16, seed: int = 0):
     from executorch.examples.models.llama.model_args import ModelArgs
 
     params = json.loads((resources.files("partition_planner") / "params" / LLMS[name]).read_text())
+    if n_layers is not None:
+        params["n_layers"] = n_layers
+        if "layer_types" in params:
+            pattern = params["layer_types"]
+            params["layer_types"] = [pattern[i % len(pattern)] for i in range(n_layers)]
     args = ModelArgs(
         max_seq_len=max_seq_len,
         max_context_len=max_seq_len,

@@ -1,0 +1,129 @@
+"""Times the drop-in's partition() against stock CoreMLPartitioner.partition() on Qwen3.5 (issue #11).
+
+    python scripts/bench_partition.py [--layers 24,64] [--runs 3] [--lowering-runs 3] [--profile]
+
+Run it with the python of a venv holding executorch, coremltools and the partition_planner wheel
+(scripts/test-all makes them), from the repository root. For each layer count it builds the
+Qwen3.5 topology of ``partition_planner.testing.llm`` (random weights, shrunk widths; 64 layers
+repeat the released pattern of three gated delta-net layers and one full attention layer), gets
+the edge program stock's partition() receives inside ``to_edge_transform_and_lower`` once, then
+times in this one process, each on a fresh deep copy (not timed), after a garbage collection:
+- ``CoreMLPartitioner(...).partition(ep)`` against ``PlannedCoreMLPartitioner(...).partition(ep)``,
+  take-over on, iOS18 (the median of ``--runs`` runs each, at least 3);
+- the whole ``to_edge_transform_and_lower`` from the exported program with either partitioner,
+  Core ML conversion included (the median of ``--lowering-runs``; 0 skips it). With take-over on,
+  stock fails on executorch 1.5 (SpecViolationError: the gated delta rule is CPU-only), so this
+  row is timed with take-over off, which both lower.
+``--profile`` prints where the planned partition() spends its time (cProfile, cumulative).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import cProfile
+import gc
+import logging
+import pstats
+import statistics
+import time
+from importlib import metadata
+
+import coremltools as ct
+import torch
+from executorch.backends.apple.coreml.compiler import CoreMLBackend
+from executorch.backends.apple.coreml.partition import CoreMLPartitioner
+from executorch.exir import to_edge_transform_and_lower
+from executorch.exir.backend.partitioner import PartitionResult
+
+from partition_planner import PlannedCoreMLPartitioner
+from partition_planner.testing import llm
+
+MODEL = "qwen3_5_0_8b"
+
+
+def specs():
+    return CoreMLBackend.generate_compile_specs(
+        compute_precision=ct.precision.FLOAT32,
+        compute_unit=ct.ComputeUnit.ALL,
+        minimum_deployment_target=ct.target.iOS18,
+    )
+
+
+class _Untouched(CoreMLPartitioner):
+    """Keeps what the Core ML partitioner keeps from decomposition, and tags nothing."""
+
+    def partition(self, exported_program):
+        return PartitionResult(tagged_exported_program=exported_program, partition_tags={})
+
+
+def timed(run, prepare, count):
+    """The median of ``count`` timings of ``run(prepare())``; ``prepare`` is not timed."""
+    times = []
+    for _ in range(count):
+        arg = prepare()
+        gc.collect()
+        start = time.perf_counter()
+        run(arg)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), times
+
+
+def fmt(seconds):
+    return f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--layers", default="24,64")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--planned-runs", type=int, default=7, help="runs of the planned partition() (cheap)")
+    parser.add_argument("--lowering-runs", type=int, default=3)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    # The partitioners log every run; keep the table readable.
+    logging.disable(logging.WARNING)
+    rows = []
+    for layers in [int(n) for n in args.layers.split(",")]:
+        model, example = llm(MODEL, n_layers=layers)
+        exported = torch.export.export(model, example, strict=False)
+        edge = to_edge_transform_and_lower(copy.deepcopy(exported), partitioner=[_Untouched(compile_specs=specs())])
+        program = edge.exported_program()
+        nodes = len(program.graph.nodes)
+        fresh = lambda: copy.deepcopy(program)  # noqa: E731
+        stock = lambda ep: CoreMLPartitioner(compile_specs=specs(), take_over_mutable_buffer=True).partition(ep)  # noqa: E731
+        planned_part = lambda: PlannedCoreMLPartitioner(compile_specs=specs(), take_over_mutable_buffer=True, log_explanations=False)  # noqa: E731
+        planned = lambda ep: planned_part().partition(ep)  # noqa: E731
+        s, s_all = timed(stock, fresh, max(3, args.runs))
+        p, p_all = timed(planned, fresh, max(3, args.planned_runs))
+        print(f"{layers} layers, {nodes} nodes: stock partition() {[fmt(t) for t in s_all]}, planned {[fmt(t) for t in p_all]}", flush=True)
+        if args.profile:
+            ep = fresh()
+            part = planned_part()
+            profile = cProfile.Profile()
+            profile.runcall(part.partition, ep)
+            pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
+        row = {"layers": layers, "nodes": nodes, "stock": s, "planned": p}
+        if args.lowering_runs:
+            lower = lambda cls: lambda ep: to_edge_transform_and_lower(ep, partitioner=[cls(compile_specs=specs(), take_over_mutable_buffer=False)])  # noqa: E731
+            fresh_exported = lambda: copy.deepcopy(exported)  # noqa: E731
+            ls, ls_all = timed(lower(CoreMLPartitioner), fresh_exported, args.lowering_runs)
+            lp, lp_all = timed(lower(PlannedCoreMLPartitioner), fresh_exported, args.lowering_runs)
+            print(f"  to_edge_transform_and_lower: stock {[fmt(t) for t in ls_all]}, planned {[fmt(t) for t in lp_all]}", flush=True)
+            row.update(lower_stock=ls, lower_planned=lp)
+        rows.append(row)
+
+    print(f"\nexecutorch {metadata.version('executorch')}, torch {metadata.version('torch')}, coremltools {metadata.version('coremltools')}")
+    print("| Qwen3.5 | nodes | stock partition() | planned partition() | ratio | stock lowering | planned lowering | ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        lowering = (
+            f"{fmt(r['lower_stock'])} | {fmt(r['lower_planned'])} | {r['lower_stock'] / r['lower_planned']:.2f}×"
+            if "lower_stock" in r
+            else "– | – | –"
+        )
+        print(f"| {r['layers']} layers | {r['nodes']:,} | {fmt(r['stock'])} | {fmt(r['planned'])} | {r['stock'] / r['planned']:.0f}× | {lowering} |")
+
+
+if __name__ == "__main__":
+    main()
