@@ -23,12 +23,15 @@ def test_planned_llm_lowers_with_the_promised_states_and_matches_eager(name, tak
     part = PlannedCoreMLPartitioner(compile_specs=specs(target), take_over_mutable_buffer=take_over, log_explanations=False)
     result = lowered(model, part, example)
     plan = part.last_plan
+    # The drop-in runs no stock pass: its plan is compared with the stock proposal reproduced in Rust.
+    assert plan["stats"]["stock_proposal"] == "reproduced"
     if take_over:
         # Every KV cache and conv state is kept; what cannot be whole says why.
         refused = [b for b in plan["buffers"] if b["strategy"] != "state"]
         assert all(b["rule"] == "SUPPORTED" and "llama.gated_delta_rule" in b["reason"] for b in refused), refused
     else:
-        # What export_llm runs: no state, and never more delegate calls than the stock proposal.
+        # What export_llm runs: no state, and never more delegate calls than the (reproduced) stock
+        # proposal.
         assert plan["stats"]["states"] == 0
         assert plan["stats"]["partitions"] <= plan["stats"]["stock_partitions"], plan["stats"]
         assert all(len(b["alternatives"]) == 2 for b in plan["buffers"])
