@@ -7,9 +7,10 @@ Run it with the python of a venv holding executorch, coremltools and the partiti
 Qwen3.5 topology of ``partition_planner.testing.llm`` (random weights, shrunk widths; 64 layers
 repeat the released pattern of three gated delta-net layers and one full attention layer), gets
 the edge program stock's partition() receives inside ``to_edge_transform_and_lower`` once, then
-times in this one process, each on a fresh deep copy (not timed), after a garbage collection:
+times in this one process, each on a fresh deep copy (not timed), after a garbage collection, the
+two sides run in turn:
 - ``CoreMLPartitioner(...).partition(ep)`` against ``PlannedCoreMLPartitioner(...).partition(ep)``,
-  take-over on, iOS18 (the median of ``--runs`` runs each, at least 3);
+  take-over on, iOS18 (the median of ``--runs`` stock runs, at least 3, and of ``--planned-runs``);
 - the whole ``to_edge_transform_and_lower`` from the exported program with either partitioner,
   Core ML conversion included (the median of ``--lowering-runs``; 0 skips it). With take-over on,
   stock fails on executorch 1.5 (SpecViolationError: the gated delta rule is CPU-only), so this
@@ -57,16 +58,22 @@ class _Untouched(CoreMLPartitioner):
         return PartitionResult(tagged_exported_program=exported_program, partition_tags={})
 
 
-def timed(run, prepare, count):
-    """The median of ``count`` timings of ``run(prepare())``; ``prepare`` is not timed."""
-    times = []
-    for _ in range(count):
-        arg = prepare()
-        gc.collect()
-        start = time.perf_counter()
-        run(arg)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), times
+def timed_in_turn(runs, prepare, counts):
+    """Times each of ``runs`` (name -> function of ``prepare()``'s result) in turn, round after
+    round, until each has had its ``counts[name]`` runs, so that a drift in the machine's speed
+    falls on all alike; ``prepare`` and a garbage collection precede each run, untimed. Returns
+    name -> (median, all times)."""
+    times = {name: [] for name in runs}
+    for round_ in range(max(counts.values())):
+        for name, run in runs.items():
+            if round_ >= counts[name]:
+                continue
+            arg = prepare()
+            gc.collect()
+            start = time.perf_counter()
+            run(arg)
+            times[name].append(time.perf_counter() - start)
+    return {name: (statistics.median(t), t) for name, t in times.items()}
 
 
 def fmt(seconds):
@@ -94,8 +101,8 @@ def main():
         stock = lambda ep: CoreMLPartitioner(compile_specs=specs(), take_over_mutable_buffer=True).partition(ep)  # noqa: E731
         planned_part = lambda: PlannedCoreMLPartitioner(compile_specs=specs(), take_over_mutable_buffer=True, log_explanations=False)  # noqa: E731
         planned = lambda ep: planned_part().partition(ep)  # noqa: E731
-        s, s_all = timed(stock, fresh, max(3, args.runs))
-        p, p_all = timed(planned, fresh, max(3, args.planned_runs))
+        timings = timed_in_turn({"stock": stock, "planned": planned}, fresh, {"stock": max(3, args.runs), "planned": max(3, args.planned_runs)})
+        (s, s_all), (p, p_all) = timings["stock"], timings["planned"]
         print(f"{layers} layers, {nodes} nodes: stock partition() {[fmt(t) for t in s_all]}, planned {[fmt(t) for t in p_all]}", flush=True)
         if args.profile:
             ep = fresh()
@@ -107,8 +114,9 @@ def main():
         if args.lowering_runs:
             lower = lambda cls: lambda ep: to_edge_transform_and_lower(ep, partitioner=[cls(compile_specs=specs(), take_over_mutable_buffer=False)])  # noqa: E731
             fresh_exported = lambda: copy.deepcopy(exported)  # noqa: E731
-            ls, ls_all = timed(lower(CoreMLPartitioner), fresh_exported, args.lowering_runs)
-            lp, lp_all = timed(lower(PlannedCoreMLPartitioner), fresh_exported, args.lowering_runs)
+            runs = {"stock": lower(CoreMLPartitioner), "planned": lower(PlannedCoreMLPartitioner)}
+            timings = timed_in_turn(runs, fresh_exported, {"stock": args.lowering_runs, "planned": args.lowering_runs})
+            (ls, ls_all), (lp, lp_all) = timings["stock"], timings["planned"]
             print(f"  to_edge_transform_and_lower: stock {[fmt(t) for t in ls_all]}, planned {[fmt(t) for t in lp_all]}", flush=True)
             row.update(lower_stock=ls, lower_planned=lp)
         rows.append(row)
