@@ -5,15 +5,15 @@
 use crate::analyse::{GraphIndex, analyse};
 use crate::check::check;
 use crate::cost::{CostError, CostOverrides};
-use crate::decision::UnknownStrategy;
+use crate::decision::{Refusal, Strategy, StrategyRequest, UnknownStrategy};
 use crate::graph::Graph;
 use crate::import::{ImportError, parse_graph};
 use crate::manifest::{Manifest, ManifestDiff, manifest, manifest_diff};
 use crate::measure::{Measure, measure};
-use crate::options::{Options, PartialOptions};
+use crate::options::{DeploymentTarget, Options, PartialOptions};
 use crate::plan::{Plan, PlanError, PlanRequest, parse_strategy_spec, plan};
 use crate::report;
-use crate::rules::Finding;
+use crate::rules::{Finding, RuleId};
 use crate::schema::MANIFEST_SCHEMA;
 use crate::stock::{self, ExecutorchVersion};
 use crate::synthetic::{GenerateError, generate};
@@ -41,6 +41,35 @@ impl Overrides {
         self.options.apply_to(&graph.options)
     }
 
+    /// What can be checked before there is a graph: the cost constants, the spelling of every
+    /// strategy, and no `state` asked for while these overrides' own options forbid states
+    /// (`take_over_mutable_buffer` false, or a target below iOS18; options left out are not
+    /// assumed). Planning would demote such a state to `cpu` and explain why; a caller that builds
+    /// the options itself (the export_llm entry point) refuses it up front instead.
+    pub fn validate(&self) -> Result<(), ApiError> {
+        self.cost.validate()?;
+        for spec in &self.strategies {
+            let (_, requested) = parse_strategy_spec(spec)?;
+            if requested != StrategyRequest::Fixed(Strategy::State) {
+                continue;
+            }
+            let refusal = match (
+                self.options.take_over_mutable_buffer,
+                self.options.minimum_deployment_target,
+            ) {
+                (Some(false), _) => Refusal::TakeOverOff,
+                (_, Some(t)) if t < DeploymentTarget::Ios18 => Refusal::TargetBelowIos18(Some(t)),
+                _ => continue,
+            };
+            return Err(ApiError::StateForbidden {
+                spec: spec.clone(),
+                rule: refusal.rule(),
+                why: report::options_refusal(&refusal).unwrap_or_default(),
+            });
+        }
+        Ok(())
+    }
+
     pub fn request(&self, graph: &Graph) -> Result<PlanRequest, ApiError> {
         let mut request = PlanRequest::new(graph);
         request.options = self.options(graph);
@@ -66,6 +95,13 @@ pub enum ApiError {
     Strategy(#[from] UnknownStrategy),
     #[error("{0}")]
     Cost(#[from] CostError),
+    /// A `state` strategy asked for under options that forbid states.
+    #[error("strategy {spec:?} asks for a Core ML state, but {why} ({rule})")]
+    StateForbidden {
+        spec: String,
+        rule: RuleId,
+        why: String,
+    },
     /// A what-if scenario the graph cannot answer (an unknown node or op, an unplannable request).
     #[error("scenario {name}: {source}")]
     Scenario { name: String, source: WhatIfError },
@@ -283,4 +319,67 @@ pub fn manifest_diff_documents(old: &Manifest, new: &Manifest) -> ManifestDiff {
 /// An LLM-shaped bridge document of exactly `nodes` nodes, the same for the same seed.
 pub fn generate_document(nodes: usize, seed: u64) -> Result<String, ApiError> {
     Ok(generate(nodes, seed)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn overrides(json: &str) -> Overrides {
+        serde_json::from_str(json).expect("valid overrides")
+    }
+
+    #[test]
+    fn validate_refuses_a_state_the_overrides_own_options_forbid() {
+        let off = overrides(
+            r#"{"options": {"take_over_mutable_buffer": false}, "strategies": ["auto", "k_cache=state"]}"#,
+        );
+        let e = off.validate().expect_err("take-over off forbids states");
+        assert!(
+            matches!(&e, ApiError::StateForbidden { spec, rule: RuleId::NoHiddenState, .. } if spec == "k_cache=state")
+        );
+        assert!(
+            e.to_string().contains("take_over_mutable_buffer is off"),
+            "{e}"
+        );
+
+        let ios17 = overrides(
+            r#"{"options": {"minimum_deployment_target": "iOS17"}, "strategies": ["state"]}"#,
+        );
+        let e = ios17.validate().expect_err("iOS17 forbids states");
+        assert!(matches!(
+            e,
+            ApiError::StateForbidden {
+                rule: RuleId::StateTarget,
+                ..
+            }
+        ));
+        assert!(
+            e.to_string().contains("minimum deployment target is iOS17"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn validate_accepts_what_only_a_graph_could_refuse() {
+        for ok in [
+            r#"{"strategies": ["state"]}"#,
+            r#"{"options": {"take_over_mutable_buffer": true, "minimum_deployment_target": "iOS18"}, "strategies": ["state"]}"#,
+            r#"{"options": {"take_over_mutable_buffer": false}, "strategies": ["cpu", "io", "auto", "x=io"]}"#,
+        ] {
+            assert!(overrides(ok).validate().is_ok(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn validate_names_a_misspelt_strategy_and_a_bad_cost() {
+        let e = overrides(r#"{"strategies": ["k_cache=stat"]}"#)
+            .validate()
+            .expect_err("misspelt");
+        assert!(e.to_string().contains("unknown strategy \"stat\""), "{e}");
+        let e = overrides(r#"{"cost": {"bytes_per_us": -1.0}}"#)
+            .validate()
+            .expect_err("negative");
+        assert!(matches!(e, ApiError::Cost(_)), "{e}");
+    }
 }

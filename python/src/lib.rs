@@ -98,9 +98,20 @@ fn cost_model(cost: Option<&str>) -> PyResult<String> {
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Checks overrides before there is a graph (`Overrides::validate`): cost constants, strategy
+/// spellings, and no `state` asked for while the overrides' own options forbid states. Raises
+/// `ValueError` naming the problem; returns None.
+#[pyfunction]
+fn validate_overrides(overrides: &str) -> PyResult<()> {
+    self::overrides(Some(overrides))?
+        .validate()
+        .map_err(value_error)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cost_model, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_overrides, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(plan_text, m)?)?;

@@ -12,6 +12,21 @@ use crate::options::target_label;
 use crate::plan::Plan;
 use crate::rules::{FindingKind, RuleId};
 
+/// The refusals that follow from the options alone, with no graph to look at: the blocking fact.
+pub fn options_refusal(r: &Refusal) -> Option<String> {
+    match r {
+        Refusal::TakeOverOff => Some(
+            "take_over_mutable_buffer is off, so no delegate may own the buffer as a state"
+                .to_string(),
+        ),
+        Refusal::TargetBelowIos18(t) => Some(format!(
+            "a Core ML state needs iOS18 or later and the minimum deployment target is {}",
+            target_label(*t)
+        )),
+        _ => None,
+    }
+}
+
 /// Prose for what a reason refers to by id.
 #[derive(Clone, Copy)]
 pub struct Prose<'a> {
@@ -116,14 +131,9 @@ impl Prose<'_> {
     /// The blocking fact behind a refusal.
     pub fn refusal(&self, r: &Refusal) -> String {
         match r {
-            Refusal::TakeOverOff => {
-                "take_over_mutable_buffer is off, so no delegate may own the buffer as a state"
-                    .to_string()
+            Refusal::TakeOverOff | Refusal::TargetBelowIos18(_) => {
+                options_refusal(r).unwrap_or_default()
             }
-            Refusal::TargetBelowIos18(t) => format!(
-                "a Core ML state needs iOS18 or later and the minimum deployment target is {}",
-                target_label(*t)
-            ),
             Refusal::Blocked {
                 node,
                 place,
