@@ -16,6 +16,11 @@ two sides run in turn:
   stock fails on executorch 1.5 (SpecViolationError: the gated delta rule is CPU-only), so this
   row is timed with take-over off, which both lower.
 ``--profile`` prints where the planned partition() spends its time (cProfile, cumulative).
+
+``--small`` times small programs instead (``--runs`` of each, at least 31: they take a
+millisecond): the seed models of ``partition_planner.testing`` (one sliced and one whole buffer
+update), a linear layer with a residual add, and one Llama 3.2 layer, each with take-over on and
+off. A drop-in slower than stock on a small single-partition program is a regression too.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from executorch.exir import to_edge_transform_and_lower
 from executorch.exir.backend.partitioner import PartitionResult
 
 from partition_planner import PlannedCoreMLPartitioner
-from partition_planner.testing import llm
+from partition_planner.testing import SliceCache, WholeCache, llm, seed_steps
 
 MODEL = "qwen3_5_0_8b"
 
@@ -80,6 +85,42 @@ def fmt(seconds):
     return f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
+class LinearResidual(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.relu(self.linear(x)) + x
+
+
+def edge_program(model, example):
+    """The edge program stock's partition() receives inside to_edge_transform_and_lower."""
+    exported = torch.export.export(model.eval().requires_grad_(False), example, strict=False)
+    return exported, to_edge_transform_and_lower(copy.deepcopy(exported), partitioner=[_Untouched(compile_specs=specs())]).exported_program()
+
+
+def small(runs):
+    cases = {
+        "seed: sliced buffer update": (SliceCache(), seed_steps()[0]),
+        "seed: whole buffer update": (WholeCache(), seed_steps()[0]),
+        "linear + residual add": (LinearResidual(), (torch.randn(2, 8),)),
+        "Llama 3.2, 1 layer": llm("llama3_2_1b", n_layers=1),
+    }
+    print("| program | nodes | take-over | stock partition() | planned partition() | stock / planned |")
+    print("|---|---:|---|---:|---:|---:|")
+    for label, (model, example) in cases.items():
+        _, program = edge_program(model, example)
+        fresh = lambda: copy.deepcopy(program)  # noqa: E731
+        for take_over in (True, False):
+            stock = lambda ep: CoreMLPartitioner(compile_specs=specs(), take_over_mutable_buffer=take_over).partition(ep)  # noqa: E731
+            planned = lambda ep: PlannedCoreMLPartitioner(compile_specs=specs(), take_over_mutable_buffer=take_over, log_explanations=False).partition(ep)  # noqa: E731
+            count = max(31, runs)
+            t = timed_in_turn({"stock": stock, "planned": planned}, fresh, {"stock": count, "planned": count})
+            (s, _), (p, _) = t["stock"], t["planned"]
+            print(f"| {label} | {len(program.graph.nodes)} | {'on' if take_over else 'off'} | {s * 1e3:.2f} ms | {p * 1e3:.2f} ms | {s / p:.2f}× |", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--layers", default="24,64")
@@ -87,15 +128,17 @@ def main():
     parser.add_argument("--planned-runs", type=int, default=7, help="runs of the planned partition() (cheap)")
     parser.add_argument("--lowering-runs", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--small", action="store_true", help="small programs instead of Qwen3.5")
     args = parser.parse_args()
     # The partitioners log every run; keep the table readable.
     logging.disable(logging.WARNING)
+    if args.small:
+        print(f"executorch {metadata.version('executorch')}, torch {metadata.version('torch')}, coremltools {metadata.version('coremltools')}")
+        small(args.runs)
+        return
     rows = []
     for layers in [int(n) for n in args.layers.split(",")]:
-        model, example = llm(MODEL, n_layers=layers)
-        exported = torch.export.export(model, example, strict=False)
-        edge = to_edge_transform_and_lower(copy.deepcopy(exported), partitioner=[_Untouched(compile_specs=specs())])
-        program = edge.exported_program()
+        exported, program = edge_program(*llm(MODEL, n_layers=layers))
         nodes = len(program.graph.nodes)
         fresh = lambda: copy.deepcopy(program)  # noqa: E731
         stock = lambda ep: CoreMLPartitioner(compile_specs=specs(), take_over_mutable_buffer=True).partition(ep)  # noqa: E731

@@ -1,16 +1,25 @@
 """Bridge JSON v1 (docs/bridge-json.md) from an ExecuTorch edge program.
 
-``supported`` comes from the Core ML backend's own op-support check for every node, never from the
-tags; ``delegation_tag`` is whatever the stock partitioner left in ``node.meta``.
+``supported`` comes from the Core ML backend's own op-support check, never from the tags;
+``delegation_tag`` is whatever the program's ``node.meta`` carries (the stock partitioner's tags,
+or none).
+
+In ``PlannedCoreMLPartitioner.partition()`` this export is most of the time spent, so the document
+is written straight to text (``export_graph_text``), with no dict per node and no JSON encoder pass:
+each op's name, each distinct shape and dtype, and each distinct support question are worked out
+once per program.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import math
 import operator
 from importlib import metadata
-from typing import Any, Iterable, Optional
+from json.encoder import encode_basestring_ascii as _quote  # C-accelerated, as json.dumps uses it
+from typing import Any, Optional
 
 import torch
 from torch.fx import Node
@@ -63,45 +72,95 @@ def _call_target_name(target: Any) -> str:
     return f"{module}.{name}" if module and module not in ("_operator", "builtins") else name
 
 
-def _literal(value: Any) -> Any:
-    """An FX argument as JSON: nodes become ``{"node": NAME}``, everything else a literal."""
+# Stands for a node reference in an argument's template. ASCII JSON text never holds a raw NUL
+# (encode_basestring_ascii escapes every control character), so the template splits back exactly.
+_REF = "\x00"
+
+
+def _template(value: Any, refs: list) -> str:
+    """An FX argument as JSON text, each node reference written as ``_REF`` and appended to
+    ``refs``: nodes become ``{"node": NAME}`` once filled in, everything else a literal. Two
+    arguments with the same template differ only in which nodes they name."""
     kind = type(value)
     # The common cases first, by exact type (subclasses take the general path below).
     if kind is Node:
-        return {"node": value.name}
-    if kind is int or kind is str or kind is bool or value is None:
-        return value
+        refs.append(value)
+        return _REF
+    if kind is int:
+        return int.__repr__(value)
+    if kind is str:
+        return _quote(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
     if kind is list or kind is tuple:
-        return [_literal(v) for v in value]
+        return "[" + ",".join([_template(v, refs) for v in value]) + "]"
     if isinstance(value, Node):
-        return {"node": value.name}
+        refs.append(value)
+        return _REF
     if isinstance(value, (list, tuple)):
-        return [_literal(v) for v in value]
+        return "[" + ",".join([_template(v, refs) for v in value]) + "]"
     if isinstance(value, dict):
-        return {str(k): _literal(v) for k, v in value.items()}
-    if isinstance(value, bool) or isinstance(value, (int, str)):
-        return value
+        return "{" + ",".join([_quote(str(k)) + ":" + _template(v, refs) for k, v in value.items()]) + "}"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, str):
+        return _quote(value)
     if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    return str(value)
+        return float.__repr__(value) if math.isfinite(value) else _quote(str(value))
+    return _quote(str(value))
 
 
-def _dim(d: Any) -> Any:
-    return int(d) if isinstance(d, int) or (hasattr(d, "node") and d.node.is_constant()) else str(d)
+def _text(value: Any) -> str:
+    """A value holding no node references as JSON text."""
+    return _template(value, [])
 
 
-_DTYPE_NAMES: dict = {}
+def _reference(node: Node) -> str:
+    return '{"node":' + _quote(node.name) + "}"
 
 
-def _meta(node: Node) -> dict:
+def _filled(template: str, refs: list, references: dict) -> str:
+    """``template`` with its node references written out (``references``: node to its text)."""
+    pieces = template.split(_REF)
+    out = [pieces[0]]
+    for node, piece in zip(refs, pieces[1:]):
+        out.append(references.get(node) or _reference(node))
+        out.append(piece)
+    return "".join(out)
+
+
+def _dim(d: Any) -> str:
+    if type(d) is int:
+        return int.__repr__(d)
+    if isinstance(d, int) or (hasattr(d, "node") and d.node.is_constant()):
+        return int.__repr__(int(d))
+    return _quote(str(d))
+
+
+def _shape_and_dtype(val: torch.Tensor) -> str:
+    dtype = _quote(str(val.dtype).removeprefix("torch."))
+    return '"shape":[' + ",".join([_dim(d) for d in val.shape]) + '],"dtype":' + dtype
+
+
+def _meta_text(node: Node, known: dict, digest: Optional[str]) -> str:
+    """``meta``: shape and dtype of a tensor value (each distinct pair written once, in ``known``),
+    and the constant's digest if it has one."""
     val = node.meta.get("val")
-    if isinstance(val, torch.Tensor):
-        dtype = val.dtype
-        name = _DTYPE_NAMES.get(dtype)
-        if name is None:
-            name = _DTYPE_NAMES[dtype] = str(dtype).removeprefix("torch.")
-        return {"shape": [d if type(d) is int else _dim(d) for d in val.shape], "dtype": name}
-    return {}
+    if not isinstance(val, torch.Tensor):
+        body = ""
+    else:
+        key = (val.dtype, val.shape)
+        try:
+            body = known[key]
+        except KeyError:
+            body = known[key] = _shape_and_dtype(val)
+        except TypeError:  # a symbolic dimension cannot be a key
+            body = _shape_and_dtype(val)
+    if digest is not None:
+        body = body + ',"digest":' + _quote(digest) if body else '"digest":' + _quote(digest)
+    return "{" + body + "}"
 
 
 def _digest(tensor: Any) -> Optional[str]:
@@ -135,14 +194,118 @@ def _options(partitioner) -> dict:
     }
 
 
-def _versions(names: Iterable[str]) -> dict:
+@functools.lru_cache(maxsize=None)
+def _versions() -> str:
+    """The producer's package versions as JSON text (read from package metadata once a process:
+    milliseconds, more than a small program's whole export)."""
     out = {}
-    for name in names:
+    for name in ("executorch", "torch", "coremltools"):
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             pass
-    return out
+    return json.dumps(out)
+
+
+def _supported(nodes: list, templates: list, support) -> dict:
+    """Each ``call_function`` and ``get_attr`` node's support, from the backend's
+    ``is_node_supported``, asked last node first as torch.fx's CapabilityBasedPartitioner asks in
+    stock ``partition()``: with ``lower_full_graph`` the op an error names, and the order of the
+    refusals logged, are stock's.
+
+    The backend is asked once per distinct question: the op (target) with its literal arguments,
+    node references abstracted (``templates``). Its answer depends on nothing else in executorch 1.4
+    and 1.5 (the target's name, ``alpha`` of add/sub, ``dim`` of argmin/argmax; coremltools looks up
+    the target's name), and python/tests/test_bridge.py compares every e2e program's answers with
+    the backend asked node by node. Nodes asked the same question get the same answer; the
+    backend logs each refusal once anyway, so what is logged, and in which order, is unchanged."""
+    answers: dict = {}
+    supported = {}
+    for index in range(len(nodes) - 1, -1, -1):
+        node = nodes[index]
+        op = node.op
+        if op == "call_function":
+            args, kwargs = templates[index]
+            try:
+                key = (node.target, args, kwargs)
+                answer = answers.get(key)
+            except TypeError:  # a target that cannot be a key: ask for this node alone
+                key, answer = None, None
+            if answer is None:
+                answer = bool(support.is_node_supported(None, node))
+                if key is not None:
+                    answers[key] = answer
+            supported[node] = answer
+        elif op == "get_attr":
+            supported[node] = bool(support.is_node_supported(None, node))
+    return supported
+
+
+def export_graph_text(
+    exported_program, partitioner=None, *, model: Optional[str] = None, digests: bool = True, log_support: bool = False
+) -> str:
+    """The bridge JSON v1 document of an edge program, as compact JSON text: what ``_native.plan``
+    reads. ``export_graph`` gives the same document as a dict; the arguments are its."""
+    tensors = _constant_tensors(exported_program) if digests else {}
+    skip = getattr(partitioner, "skip_ops_for_coreml_delegation", None)
+    full = getattr(partitioner, "lower_full_graph", False)
+    nodes = list(exported_program.graph.nodes)
+    # Arguments as templates first: they are the support questions' keys, and the text written.
+    templates = []
+    refs = []
+    for node in nodes:
+        args_refs, kwargs_refs = [], []
+        kwargs = node.kwargs
+        templates.append(
+            (
+                "[" + ",".join([_template(a, args_refs) for a in node.args]) + "]",
+                "{" + ",".join([_quote(str(k)) + ":" + _template(v, kwargs_refs) for k, v in kwargs.items()]) + "}"
+                if kwargs
+                else "{}",
+            )
+        )
+        refs.append((args_refs, kwargs_refs))
+    supported = _supported(nodes, templates, _support_checker(skip, full, log_support))
+
+    references: dict = {}
+    shapes: dict = {}
+    entries = []
+    for node, (args, kwargs), (args_refs, kwargs_refs) in zip(nodes, templates, refs):
+        name = _quote(node.name)
+        references[node] = '{"node":' + name + "}"
+        op = node.op
+        tag = node.meta.get("delegation_tag")
+        tag = "null" if tag is None else _text(tag)
+        meta = _meta_text(node, shapes, _digest(tensors.get(node.name)) if tensors else None)
+        if op == "call_function" or op == "get_attr":
+            support = ',"supported":true' if supported[node] else ',"supported":false'
+        else:
+            support = ""
+        entry = (
+            f'{{"name":{name},"op":{_quote(op)},"target":{_quote(target_name(node))},"args":{args},'
+            f'"kwargs":{kwargs},"delegation_tag":{tag},"meta":{meta}{support}}}'
+        )
+        entries.append(_filled(entry, args_refs + kwargs_refs, references) if args_refs or kwargs_refs else entry)
+
+    sig = exported_program.graph_signature
+    signature = {
+        "inputs_to_parameters": dict(sig.inputs_to_parameters),
+        "inputs_to_buffers": dict(sig.inputs_to_buffers),
+        "inputs_to_lifted_tensor_constants": dict(sig.inputs_to_lifted_tensor_constants),
+        "buffers_to_mutate": dict(sig.buffers_to_mutate),
+        "user_inputs": list(sig.user_inputs),
+        "user_outputs": [o if isinstance(o, str) else None for o in sig.user_outputs],
+    }
+    producer = '{"exporter":"partition_planner.export","model":' + _text(model) + ',"versions":' + _versions() + "}"
+    options = ',"options":' + json.dumps(_options(partitioner)) if partitioner is not None else ""
+    return (
+        '{"schema":' + _quote(BRIDGE_SCHEMA)
+        + ',"producer":' + producer
+        + ',"nodes":[' + ",".join(entries)
+        + '],"graph_signature":' + json.dumps(signature)
+        + options
+        + "}"
+    )
 
 
 def export_graph(
@@ -155,60 +318,10 @@ def export_graph(
     its ``meta.digest``, so that partition content keys change when weights change. ``log_support``
     lets the op-support check log why it refuses an op, as the stock partitioner's does.
 
-    Each ``call_function`` and ``get_attr`` node's support is queried once, through the backend's
-    ``is_node_supported``, last node first as in the stock partitioner: with ``lower_full_graph`` an
-    unsupported op raises its ``NotImplementedError`` here, naming the op stock's names.
+    Support is the backend's ``is_node_supported``, asked last node first as in the stock
+    partitioner: with ``lower_full_graph`` an unsupported op raises its ``NotImplementedError`` here,
+    naming the op stock's names.
     """
-    tensors = _constant_tensors(exported_program) if digests else {}
-    skip = getattr(partitioner, "skip_ops_for_coreml_delegation", None)
-    full = getattr(partitioner, "lower_full_graph", False)
-    support = _support_checker(skip, full, log_support)
-    graph_nodes = list(exported_program.graph.nodes)
-    # Last node first, as torch.fx's CapabilityBasedPartitioner asks in stock partition(): with
-    # lower_full_graph the op an error names, and the order of the refusals logged, are stock's.
-    supported = {
-        node: bool(support.is_node_supported(None, node))
-        for node in reversed(graph_nodes)
-        if node.op == "call_function" or node.op == "get_attr"
-    }
-    nodes = []
-    for node in graph_nodes:
-        op = node.op
-        kwargs = node.kwargs
-        entry = {
-            "name": node.name,
-            "op": op,
-            "target": target_name(node),
-            "args": [_literal(a) for a in node.args],
-            "kwargs": {str(k): _literal(v) for k, v in kwargs.items()} if kwargs else {},
-            "delegation_tag": node.meta.get("delegation_tag"),
-            "meta": _meta(node),
-        }
-        if op == "call_function" or op == "get_attr":
-            entry["supported"] = supported[node]
-        if tensors:
-            digest = _digest(tensors.get(node.name))
-            if digest is not None:
-                entry["meta"]["digest"] = digest
-        nodes.append(entry)
-    sig = exported_program.graph_signature
-    doc = {
-        "schema": BRIDGE_SCHEMA,
-        "producer": {
-            "exporter": "partition_planner.export",
-            "model": model,
-            "versions": _versions(["executorch", "torch", "coremltools"]),
-        },
-        "nodes": nodes,
-        "graph_signature": {
-            "inputs_to_parameters": dict(sig.inputs_to_parameters),
-            "inputs_to_buffers": dict(sig.inputs_to_buffers),
-            "inputs_to_lifted_tensor_constants": dict(sig.inputs_to_lifted_tensor_constants),
-            "buffers_to_mutate": dict(sig.buffers_to_mutate),
-            "user_inputs": list(sig.user_inputs),
-            "user_outputs": [o if isinstance(o, str) else None for o in sig.user_outputs],
-        },
-    }
-    if partitioner is not None:
-        doc["options"] = _options(partitioner)
-    return doc
+    return json.loads(
+        export_graph_text(exported_program, partitioner, model=model, digests=digests, log_support=log_support)
+    )

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
+import time
 from typing import Dict, Iterable, List, Mapping, Optional, Tuple
 
 from executorch.backends.apple.coreml.partition import CoreMLPartitioner
@@ -16,7 +18,7 @@ from executorch.exir.backend.partitioner import PartitionResult
 
 from . import _native
 from .apply import apply_plan
-from .export import export_graph
+from .export import export_graph_text
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +39,24 @@ _TAKE_OVER_INFO = (
     "If you want your mutable buffer model to be compatible with older OS, "
     "then please set `take_over_mutable_buffer=False`"
 )
+
+
+def _called_from_to_backend() -> bool:
+    """``CoreMLPartitioner._check_if_called_from_to_backend``'s decision (the deprecated
+    ``to_edge() + to_backend()`` workflow: a ``to_backend`` of exir's program/_program.py on the
+    stack, and no ``to_edge_transform_and_lower``), made by walking the frames' code objects. The
+    stock check calls ``inspect.stack()``, which reads every frame's source: a quarter to half a
+    millisecond a call, more than a small program's whole plan."""
+    frame = sys._getframe(1)
+    called_from_to_backend = False
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "to_edge_transform_and_lower":
+            return False
+        if code.co_name == "to_backend" and "program/_program.py" in code.co_filename:
+            called_from_to_backend = True
+        frame = frame.f_back
+    return called_from_to_backend
 
 
 class StockMismatch(ValueError):
@@ -113,18 +133,22 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         self.cost = dict(cost or {})
         # Refuse an unknown constant or an unusable value now, not at lowering time.
         self.cost_model = json.loads(_native.cost_model(json.dumps(self.cost)))
+        _native.validate_overrides(self._overrides())
         self.log_explanations = log_explanations
         self.compare_with_stock = compare_with_stock
         self.plans: List[dict] = []
-        # What the last plan was made from, to render its text report on request.
-        self._last_input: Optional[tuple] = None
+        # Seconds each partition() took, export and apply included.
+        self.partition_seconds: List[float] = []
+        # What each plan was made from, to render its text report on request.
+        self._inputs: List[tuple] = []
 
     def _overrides(self) -> str:
         strategies = [self.strategy] + [f"{b}={s}" for b, s in self.buffer_strategies.items()]
         return json.dumps({"strategies": strategies, "cost": self.cost})
 
     def partition(self, exported_program) -> PartitionResult:
-        if self._check_if_called_from_to_backend():
+        start = time.perf_counter()
+        if _called_from_to_backend():
             _stock_logger.warning(_DEPRECATION_WARNING)
         _stock_logger.info("CoreMLPartitioner::partition")
         program = exported_program
@@ -134,7 +158,7 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         # Planning reads no weight values: skip hashing them (manifest() on an export_graph
         # document with digests is what a compiled-model cache wants). With lower_full_graph an
         # unsupported op raises NotImplementedError here, from the backend's own check, as in stock.
-        graph = json.dumps(export_graph(program, self, digests=False, log_support=True))
+        graph = export_graph_text(program, self, digests=False, log_support=True)
         overrides = self._overrides()
         if self.compare_with_stock:
             self._compare_with_stock(program, graph, overrides)
@@ -143,7 +167,7 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         plan = json.loads(_native.plan(graph, overrides))
         apply_plan(program, plan)
         self.plans.append(plan)
-        self._last_input = (graph, overrides)
+        self._inputs.append((graph, overrides))
         stats = plan["stats"]
         logger.info(
             "planned %d partition(s), %d state(s); the stock proposal (%s) has %d partition(s)",
@@ -153,6 +177,7 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
             for e in plan["explanations"]:
                 logger.info("[%s] %s%s", e["rule"], "stock proposal: " if e["scope"] == "stock" else "", e["message"])
         tags = {p["tag"]: self.delegation_spec for p in plan["partitions"]}
+        self.partition_seconds.append(time.perf_counter() - start)
         return PartitionResult(tagged_exported_program=program, partition_tags=tags)
 
     def _compare_with_stock(self, program, graph: str, overrides: str) -> None:
@@ -177,4 +202,8 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
 
     def report(self) -> str:
         """The last plan as the text report a person reads (planned again: milliseconds)."""
-        return _native.plan_text(*self._last_input) if self._last_input else ""
+        return _native.plan_text(*self._inputs[-1]) if self._inputs else ""
+
+    def reports(self) -> List[str]:
+        """Every plan's text report, in the order of ``plans``."""
+        return [_native.plan_text(*given) for given in self._inputs]

@@ -49,6 +49,38 @@ def test_export_records_support_from_the_backend_tags_and_signature(tagged):
     assert broken[0]["nodes"] == ["aten_mul_tensor"]
 
 
+class _SameOpsOtherArguments(torch.nn.Module):
+    """The same targets asked with arguments the backend's answer depends on: add and sub with and
+    without alpha, argmax over a dim and over the flattened input."""
+
+    def forward(self, x, y):
+        a = torch.add(x, y) + torch.add(x, y, alpha=2.0) + torch.sub(x, y) + torch.sub(x, y, alpha=0.5)
+        return a + torch.argmax(x, dim=1, keepdim=True).to(x.dtype) + torch.argmax(x).to(x.dtype)
+
+
+def test_support_is_asked_per_op_and_literal_arguments_not_per_op():
+    example = (torch.randn(2, 8), torch.randn(2, 8))
+    program = to_edge(torch.export.export(_SameOpsOtherArguments(), example)).exported_program()
+    part = CoreMLPartitioner(compile_specs=specs("iOS18"))
+    doc = export_graph(program, part, digests=False)
+
+    def answers(target):
+        return sorted(n["supported"] for n in doc["nodes"] if n["target"] == target)
+
+    assert answers("aten.add.Tensor") == [False, True, True, True, True, True, True]  # one has alpha
+    assert answers("aten.sub.Tensor") == [False, True]
+    assert answers("aten.argmax.default") == [False, True]
+
+
+def test_export_text_is_the_documents_compact_json(tagged):
+    from partition_planner.export import export_graph_text
+
+    program, part = tagged
+    text = export_graph_text(program, part, model="seed")
+    assert json.loads(text) == export_graph(program, part, model="seed")
+    assert ", " not in text.split('"nodes"')[1].split('"graph_signature"')[0]  # compact: no spaces
+
+
 def test_apply_plan_sets_and_clears_every_tag(tagged):
     program, part = tagged
     p = plan(export_graph(program, part))

@@ -26,6 +26,7 @@ import partition_planner.partitioner as planned_module
 from executorch.backends.apple.coreml.partition import CoreMLPartitioner
 from executorch.exir import to_edge, to_edge_transform_and_lower
 from partition_planner import PlannedCoreMLPartitioner, _native, export_graph
+from partition_planner.export import _support_checker
 from partition_planner.partitioner import StockMismatch, first_tag_difference
 from partition_planner.testing import LLMS, SliceCache, WholeCache, llm, seed_steps
 
@@ -44,19 +45,29 @@ def compare(program, partitioner, label: str) -> dict:
     for node in program.graph.nodes:
         node.meta.pop("delegation_tag", None)
     doc = export_graph(program, partitioner, digests=False)
+    assert_support_is_the_backends(doc, program, partitioner)
     CoreMLPartitioner.partition(partitioner, program)
     names = [n.name for n in program.graph.nodes]
     stock = {n.name: n.meta.get("delegation_tag") for n in program.graph.nodes}
     reproduced = json.loads(_native.check(json.dumps(doc), None, stock=True))["node_tags"]
     difference = first_tag_difference(stock, reproduced, names)
     if difference is not None:
-        path = f"/tmp/stock-mismatch-{re.sub(r'[^A-Za-z0-9_.-]+', '_', label)}.json"
+        path = f"/tmp/stock-mismatch-{EXECUTORCH}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', label)}.json"
         with open(path, "w") as f:
             json.dump(export_graph(program, partitioner, digests=False, model=label), f)
         difference = (*difference, path)
     for node in program.graph.nodes:
         node.meta.pop("delegation_tag", None)
     return {"label": label, "difference": difference, "partitions": len({t for t in stock.values() if t})}
+
+
+def assert_support_is_the_backends(doc, program, partitioner):
+    """export asks the backend once per distinct question (op and literal arguments): every node's
+    ``supported`` must be what the backend answers when asked about that node alone."""
+    support = _support_checker(partitioner.skip_ops_for_coreml_delegation, partitioner.lower_full_graph)
+    asked = {n.name: support.is_node_supported(None, n) for n in program.graph.nodes if n.op in ("call_function", "get_attr")}
+    exported = {n["name"]: n["supported"] for n in doc["nodes"] if "supported" in n}
+    assert exported == asked
 
 
 def partitioner_for(target="iOS18", take_over=(True, True), skip=None):
