@@ -5,6 +5,7 @@
 - ``manifest``: one content key per delegate partition, for a Core ML cache to drop what changed.
 - ``apply_plan``: a plan's ``node_tags`` onto ``meta["delegation_tag"]``.
 - ``PlannedCoreMLPartitioner``: a drop-in ``CoreMLPartitioner`` that plans (``partition_planner.partitioner``).
+- ``export_llm``: executorch's export_llm with the planner (``python -m partition_planner.export_llm``).
 - ``partition_planner.device``: running a lowered program with each delegate's private state, as on device.
 """
 
@@ -48,6 +49,11 @@ def __getattr__(name):
         from .export import export_graph
 
         return export_graph
+    if name == "export_llm":
+        # The module: callable as export_llm(config, **planner_options), and run by ``python -m``.
+        import importlib
+
+        return importlib.import_module(".export_llm", __name__)
     if name == "PlannedCoreMLPartitioner":
         from .partitioner import PlannedCoreMLPartitioner
 
@@ -67,6 +73,7 @@ __all__ = [
     "apply_plan",
     "check",
     "export_graph",
+    "export_llm",
     "manifest",
     "plan",
 ]
