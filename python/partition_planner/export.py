@@ -216,8 +216,9 @@ def _supported(nodes: list, templates: list, support) -> dict:
     The backend is asked once per distinct question: the op (target) with its literal arguments,
     node references abstracted (``templates``). Its answer depends on nothing else in executorch 1.4
     and 1.5 (the target's name, ``alpha`` of add/sub, ``dim`` of argmin/argmax; coremltools looks up
-    the target's name), and python/tests/test_bridge.py compares every e2e program's answers with
-    the backend asked node by node. Nodes asked the same question get the same answer; the
+    the target's name). python/tests/test_stock_reproduction.py compares the answers on every
+    program it exports with the backend asked node by node, and test_bridge.py those of one op
+    asked with arguments that change the answer. Nodes asked the same question get the same answer; the
     backend logs each refusal once anyway, so what is logged, and in which order, is unchanged."""
     answers: dict = {}
     supported = {}
