@@ -20,7 +20,8 @@ two sides run in turn:
 ``--small`` times small programs instead (``--runs`` of each, at least 31: they take a
 millisecond): the seed models of ``partition_planner.testing`` (one sliced and one whole buffer
 update), a linear layer with a residual add, and one Llama 3.2 layer, each with take-over on and
-off. A drop-in slower than stock on a small single-partition program is a regression too.
+off, both partition()s called directly and inside ``to_edge_transform_and_lower``. A drop-in slower
+than stock on a small single-partition program is a regression too.
 """
 
 from __future__ import annotations
@@ -100,25 +101,54 @@ def edge_program(model, example):
     return exported, to_edge_transform_and_lower(copy.deepcopy(exported), partitioner=[_Untouched(compile_specs=specs())]).exported_program()
 
 
+def _timing(cls, times, label):
+    """``cls`` with ``partition()`` timed (after a garbage collection) into ``times[label]``."""
+
+    class Timed(cls):
+        def partition(self, exported_program):
+            gc.collect()
+            start = time.perf_counter()
+            result = super().partition(exported_program)
+            times[label].append(time.perf_counter() - start)
+            return result
+
+    return Timed
+
+
 def small(runs):
+    """Each small program, each take-over setting: both partition()s called directly on fresh copies
+    of the edge program, in turn, and called where a user's call lands, inside
+    to_edge_transform_and_lower (a deeper stack: stock's deprecation check reads every frame's
+    source), the two lowerings in turn."""
     cases = {
         "seed: sliced buffer update": (SliceCache(), seed_steps()[0]),
         "seed: whole buffer update": (WholeCache(), seed_steps()[0]),
         "linear + residual add": (LinearResidual(), (torch.randn(2, 8),)),
         "Llama 3.2, 1 layer": llm("llama3_2_1b", n_layers=1),
     }
-    print("| program | nodes | take-over | stock partition() | planned partition() | stock / planned |")
-    print("|---|---:|---|---:|---:|---:|")
+    count = max(31, runs)
+    print(f"| program | nodes | take-over | called directly: stock | planned | stock / planned | in to_edge_transform_and_lower ({count // 4} runs): stock | planned | stock / planned |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     for label, (model, example) in cases.items():
-        _, program = edge_program(model, example)
+        exported, program = edge_program(model, example)
         fresh = lambda: copy.deepcopy(program)  # noqa: E731
         for take_over in (True, False):
             stock = lambda ep: CoreMLPartitioner(compile_specs=specs(), take_over_mutable_buffer=take_over).partition(ep)  # noqa: E731
             planned = lambda ep: PlannedCoreMLPartitioner(compile_specs=specs(), take_over_mutable_buffer=take_over, log_explanations=False).partition(ep)  # noqa: E731
-            count = max(31, runs)
             t = timed_in_turn({"stock": stock, "planned": planned}, fresh, {"stock": count, "planned": count})
             (s, _), (p, _) = t["stock"], t["planned"]
-            print(f"| {label} | {len(program.graph.nodes)} | {'on' if take_over else 'off'} | {s * 1e3:.2f} ms | {p * 1e3:.2f} ms | {s / p:.2f}× |", flush=True)
+            inside = {"stock": [], "planned": []}
+            for _ in range(count // 4):
+                for side, cls in (("stock", CoreMLPartitioner), ("planned", PlannedCoreMLPartitioner)):
+                    kwargs = {"log_explanations": False} if side == "planned" else {}
+                    part = _timing(cls, inside, side)(compile_specs=specs(), take_over_mutable_buffer=take_over, **kwargs)
+                    to_edge_transform_and_lower(copy.deepcopy(exported), partitioner=[part])
+            ls, lp = statistics.median(inside["stock"]), statistics.median(inside["planned"])
+            print(
+                f"| {label} | {len(program.graph.nodes)} | {'on' if take_over else 'off'} | {s * 1e3:.2f} ms | {p * 1e3:.2f} ms | {s / p:.2f}× "
+                f"| {ls * 1e3:.2f} ms | {lp * 1e3:.2f} ms | {ls / lp:.2f}× |",
+                flush=True,
+            )
 
 
 def main():
