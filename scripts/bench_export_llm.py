@@ -25,44 +25,19 @@ import time
 from importlib import metadata, resources
 from pathlib import Path
 
-from partition_planner.testing import LLMS
+from partition_planner.testing import EXPORT_LLM_ARGUMENTS, LLMS, coreml_delegate_calls
 
-COMMON = [
-    "base.model_class=llama3",
-    "model.use_kv_cache=true",
-    "model.enable_dynamic_shape=false",
-    "backend.coreml.enabled=true",
-    "backend.coreml.ios=18",
-    "export.max_seq_length=16",
-    "export.max_context_length=16",
-]
 COMMANDS = {
     "stock": "executorch.extension.llm.export.export_llm",
     "planned": "partition_planner.export_llm",
 }
 
 
-def coreml_delegate_calls(pte: Path) -> int:
-    from executorch.exir._serialize._program import deserialize_pte_binary
-    from executorch.runtime import Runtime
-
-    data = pte.read_bytes()
-    Runtime.get().load_program(data)
-    pte_file = deserialize_pte_binary(data)
-    plan = next(p for p in getattr(pte_file, "program", pte_file).execution_plan if p.name == "forward")
-    return sum(
-        1
-        for chain in plan.chains
-        for i in chain.instructions
-        if type(i.instr_args).__name__ == "DelegateCall" and plan.delegates[i.instr_args.delegate_index].id == "CoreMLBackend"
-    )
-
-
 def run(side: str, name: str, extra: list, scratch: Path) -> dict:
     out = scratch / f"{side}-{name}"
     out.mkdir(parents=True, exist_ok=True)  # stock export_llm writes nothing into a missing directory
     params = resources.files("partition_planner") / "params" / LLMS[name]
-    args = [*COMMON, f"base.params={params}", f"export.output_dir={out}"]
+    args = [*EXPORT_LLM_ARGUMENTS, f"base.params={params}", f"export.output_dir={out}"]
     args += [a for a in extra if side == "planned" or not a.startswith("planner.")]
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", COMMANDS[side], *args], cwd=scratch, capture_output=True, text=True)

@@ -103,3 +103,38 @@ def llm_steps(count: int = 3, vocab: int = 256, seed: int = 0):
         (torch.randint(0, vocab, (1, 1), generator=g), {"input_pos": torch.tensor([i])})
         for i in range(count)
     ]
+
+
+# export_llm's arguments for the topologies above as a user passes them (the issue's command): a
+# KV cache, static shapes, Core ML at iOS18, 16 positions. Add base.params and export.output_dir.
+EXPORT_LLM_ARGUMENTS = [
+    "base.model_class=llama3",
+    "model.use_kv_cache=true",
+    "model.enable_dynamic_shape=false",
+    "backend.coreml.enabled=true",
+    "backend.coreml.ios=18",
+    "export.max_seq_length=16",
+    "export.max_context_length=16",
+]
+
+
+def coreml_delegate_calls(pte) -> int:
+    """Core ML delegate calls of a ``.pte``'s ``forward``, read from the file (a ``Path``):
+    executorch's runtime loads the program (parses and verifies it; Core ML delegates cannot
+    execute on Linux), and its serializer reads the instructions."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+    from executorch.runtime import Runtime
+
+    data = pte.read_bytes()
+    program = Runtime.get().load_program(data)
+    if "forward" not in program.method_names:
+        raise ValueError(f"{pte} has no forward method: {sorted(program.method_names)}")
+    pte_file = deserialize_pte_binary(data)
+    plan = next(p for p in getattr(pte_file, "program", pte_file).execution_plan if p.name == "forward")
+    calls = [
+        plan.delegates[i.instr_args.delegate_index].id
+        for chain in plan.chains
+        for i in chain.instructions
+        if type(i.instr_args).__name__ == "DelegateCall"
+    ]
+    return calls.count("CoreMLBackend")

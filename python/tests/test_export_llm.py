@@ -20,19 +20,11 @@ import yaml
 import partition_planner
 from partition_planner import export_llm as entry
 from partition_planner.export_llm import ExportLlmError
-from partition_planner.testing import LLMS
+from partition_planner.testing import EXPORT_LLM_ARGUMENTS, LLMS, coreml_delegate_calls
 
 PARAMS = resources.files("partition_planner") / "params"
 # The issue's command for a 16-layer topology with shrunk widths, as a user runs it.
-COMMON = [
-    "base.model_class=llama3",
-    "model.use_kv_cache=true",
-    "model.enable_dynamic_shape=false",
-    "backend.coreml.enabled=true",
-    "backend.coreml.ios=18",
-    "export.max_seq_length=16",
-    "export.max_context_length=16",
-]
+COMMON = EXPORT_LLM_ARGUMENTS
 
 
 def run_command(tmp_path, name, *extra):
@@ -45,26 +37,6 @@ def run_command(tmp_path, name, *extra):
     )
     assert done.returncode == 0, done.stderr[-4000:]
     return out, done.stdout
-
-
-def coreml_delegate_calls(pte) -> int:
-    """Core ML delegate calls of the program's ``forward``, read from the file: executorch's
-    runtime loads (parses and verifies) the program, and its serializer reads the instructions."""
-    from executorch.exir._serialize._program import deserialize_pte_binary
-    from executorch.runtime import Runtime
-
-    data = pte.read_bytes()
-    program = Runtime.get().load_program(data)
-    assert "forward" in program.method_names
-    pte_file = deserialize_pte_binary(data)
-    plan = next(p for p in getattr(pte_file, "program", pte_file).execution_plan if p.name == "forward")
-    calls = [
-        plan.delegates[i.instr_args.delegate_index].id
-        for chain in plan.chains
-        for i in chain.instructions
-        if type(i.instr_args).__name__ == "DelegateCall"
-    ]
-    return calls.count("CoreMLBackend")
 
 
 def written(out):
