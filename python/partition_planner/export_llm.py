@@ -92,11 +92,12 @@ class PlannerOptions:
 
     def overrides(self, target: Optional[str]) -> dict:
         """The planner's overrides JSON for these options under ``target`` (``iOS18``...)."""
+        from .partitioner import planner_overrides
+
         options: Dict[str, Any] = {"take_over_mutable_buffer": self.take_over_mutable_buffer}
         if target is not None:
             options["minimum_deployment_target"] = target
-        strategies = [self.strategy] + [f"{b}={s}" for b, s in self.buffer_strategies.items()]
-        return {"options": options, "strategies": strategies, "cost": self.cost}
+        return planner_overrides(self.strategy, self.buffer_strategies, self.cost, options)
 
     def validate(self, target: Optional[str]) -> None:
         """Strategy spellings, cost constants, and no ``state`` the options forbid, checked by the
@@ -400,14 +401,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"  planner.{key}: {doc}")
         return 0
     try:
-        config_path, rest, pairs = split_arguments(argv)
-        config_file = _load_yaml(config_path) if config_path else {}
-        planner = _planner_from_arguments(config_file, pairs)
-        _hook_module()
-        _precheck(config_file, rest, planner)
+        return _main(argv)
     except ExportLlmError as e:
         print(f"partition_planner.export_llm: {e}", file=sys.stderr)
         return 2
+
+
+def _main(argv: List[str]) -> int:
+    config_path, rest, pairs = split_arguments(argv)
+    config_file = _load_yaml(config_path) if config_path else {}
+    planner = _planner_from_arguments(config_file, pairs)
+    _hook_module()
+    _precheck(config_file, rest, planner)
 
     from executorch.extension.llm.export import export_llm as entry
 
@@ -431,29 +436,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             with _planned_partitioner(run):
                 entry.main()
         except SystemExit as e:
-            if run.error is None and e.code in (0, None):
-                pass
-            elif isinstance(run.error, ExportLlmError):
-                print(f"partition_planner.export_llm: {run.error}", file=sys.stderr)
-                return 2
-            else:
+            # Hydra prints a failed job's error and exits; a refusal of ours is said as ours.
+            if isinstance(run.error, ExportLlmError):
+                raise run.error from None
+            if run.error is not None or e.code not in (0, None):
                 return e.code if isinstance(e.code, int) else 1
-        except ExportLlmError as e:
-            print(f"partition_planner.export_llm: {e}", file=sys.stderr)
-            return 2
         finally:
             sys.argv = saved_argv
-    if isinstance(run.error, ExportLlmError):
-        print(f"partition_planner.export_llm: {run.error}", file=sys.stderr)
-        return 2
     if run.error is not None:
         raise run.error
-    try:
-        exported = _finish(run, time.perf_counter() - start)
-    except ExportLlmError as e:
-        print(f"partition_planner.export_llm: {e}", file=sys.stderr)
-        return 2
-    print(exported.summary())
+    print(_finish(run, time.perf_counter() - start).summary())
     return 0
 
 

@@ -59,6 +59,17 @@ def _called_from_to_backend() -> bool:
     return called_from_to_backend
 
 
+def planner_overrides(
+    strategy: str, buffer_strategies: Mapping[str, str], cost: Mapping[str, float], options: Optional[dict] = None
+) -> dict:
+    """The native planner's overrides: ``strategy`` for every buffer, then ``BUFFER=STRATEGY`` for
+    each single one (later wins), the cost constants, and ``options`` replacing the document's."""
+    overrides = {"strategies": [strategy] + [f"{b}={s}" for b, s in buffer_strategies.items()], "cost": dict(cost)}
+    if options:
+        overrides["options"] = options
+    return overrides
+
+
 class StockMismatch(ValueError):
     """``compare_with_stock``: the real ``CoreMLPartitioner.partition()`` tagged a node otherwise
     than the stock proposal reproduced in Rust (tags compared up to renaming)."""
@@ -143,8 +154,7 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         self._inputs: List[tuple] = []
 
     def _overrides(self) -> str:
-        strategies = [self.strategy] + [f"{b}={s}" for b, s in self.buffer_strategies.items()]
-        return json.dumps({"strategies": strategies, "cost": self.cost})
+        return json.dumps(planner_overrides(self.strategy, self.buffer_strategies, self.cost))
 
     def partition(self, exported_program) -> PartitionResult:
         start = time.perf_counter()
