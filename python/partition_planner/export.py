@@ -117,8 +117,8 @@ def _text(value: Any) -> str:
     return _template(value, [])
 
 
-def _reference(node: Node) -> str:
-    return '{"node":' + _quote(node.name) + "}"
+def _reference(quoted_name: str) -> str:
+    return '{"node":' + quoted_name + "}"
 
 
 def _filled(template: str, refs: list, references: dict) -> str:
@@ -126,7 +126,7 @@ def _filled(template: str, refs: list, references: dict) -> str:
     pieces = template.split(_REF)
     out = [pieces[0]]
     for node, piece in zip(refs, pieces[1:]):
-        out.append(references.get(node) or _reference(node))
+        out.append(references.get(node) or _reference(_quote(node.name)))
         out.append(piece)
     return "".join(out)
 
@@ -273,7 +273,7 @@ def export_graph_text(
     entries = []
     for node, (args, kwargs), (args_refs, kwargs_refs) in zip(nodes, templates, refs):
         name = _quote(node.name)
-        references[node] = '{"node":' + name + "}"
+        references[node] = _reference(name)
         op = node.op
         tag = node.meta.get("delegation_tag")
         tag = "null" if tag is None else _text(tag)

@@ -304,9 +304,21 @@ def _llm_config(given: Any) -> Tuple[dict, Any]:
         given = OmegaConf.to_container(given)
     if not isinstance(given, Mapping):
         raise ExportLlmError(f"config must be an LlmConfig, a mapping or a YAML path, got {type(given).__name__}")
-    given = dict(given)
-    section = given.pop("planner", None) or {}
-    return section, OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(LlmConfig), given))
+    return dict(given.get("planner") or {}), _composed(_without_planner(given))
+
+
+def _without_planner(config: Mapping) -> dict:
+    """A config mapping as executorch's ``LlmConfig`` may see it: no ``planner`` section."""
+    return {k: v for k, v in config.items() if k != "planner"}
+
+
+def _composed(*layers: Any) -> Any:
+    """An ``LlmConfig``: its defaults, then each layer over them, as export_llm composes its config."""
+    from omegaconf import OmegaConf
+
+    from executorch.extension.llm.export.config.llm_config import LlmConfig
+
+    return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(LlmConfig), *layers))
 
 
 # ---- the two entry points -------------------------------------------------------------------
@@ -318,14 +330,12 @@ def export_llm(config: Any, **planner_options: Any) -> Exported:
     ``cost`` (a mapping), ``compare_with_stock``. Raises ``ExportLlmError`` on bad input, before
     anything is written."""
     section, llm_config = _llm_config(config)
-    planner = PlannerOptions.from_mapping({**section, **planner_options})
-    _check_config(llm_config, planner)
-    run = _Run(planner)
+    run = _Run(PlannerOptions.from_mapping({**section, **planner_options}))
     start = time.perf_counter()
     with _planned_partitioner(run):
         from executorch.examples.models.llama import export_llama_lib as lib
 
-        lib.export_llama(llm_config)
+        lib.export_llama(llm_config)  # the wrapper checks the config first
     return _finish(run, time.perf_counter() - start)
 
 
@@ -377,16 +387,9 @@ def _precheck(config_file: dict, rest: List[str], planner: PlannerOptions) -> No
     anything runs. Hydra syntax OmegaConf cannot read is left to the check inside the pipeline."""
     from omegaconf import OmegaConf
 
-    from executorch.extension.llm.export.config.llm_config import LlmConfig
-
     try:
         dotlist = [a for a in rest if not a.startswith("-") and "=" in a]
-        merged = OmegaConf.merge(
-            OmegaConf.structured(LlmConfig),
-            {k: v for k, v in config_file.items() if k != "planner"},
-            OmegaConf.from_dotlist(dotlist),
-        )
-        composed = OmegaConf.to_object(merged)
+        composed = _composed(_without_planner(config_file), OmegaConf.from_dotlist(dotlist))
     except Exception:  # export_llm itself will say what is wrong with it
         return
     _check_config(composed, planner)
@@ -427,7 +430,7 @@ def _main(argv: List[str]) -> int:
 
                 filtered = os.path.join(scratch, os.path.basename(config_path))
                 with open(filtered, "w") as f:
-                    yaml.safe_dump({k: v for k, v in config_file.items() if k != "planner"}, f)
+                    yaml.safe_dump(_without_planner(config_file), f)
                 config_path = filtered
             forwarded = ["--config", config_path] + forwarded
         saved_argv = sys.argv
