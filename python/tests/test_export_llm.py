@@ -5,7 +5,8 @@ weights, ``base.model_class=llama3``, no hub), as a user runs it: take-over off,
 The .pte is parsed with executorch's program loader (Core ML delegates cannot execute on Linux) and
 its Core ML delegate calls counted; the plan beside it must say as many partitions, no state, and
 no more partitions than the stock proposal. Each topology is also exported with ``cpu`` for every
-buffer (Llama 3.2 through the Python entry point). Bad input is refused before anything is built."""
+buffer, and Llama 3.2 through the Python entry point with take-over on. Bad input is refused before
+anything is built."""
 
 from __future__ import annotations
 
@@ -65,22 +66,28 @@ def test_the_command_writes_the_planned_program(tmp_path, name):
 
 @pytest.mark.parametrize("name", list(LLMS))
 def test_strategy_cpu_shows_in_the_plan(tmp_path, name):
-    if name == "llama3_2_1b":
-        # The Python entry point: the module is callable.
-        out = tmp_path / "out"
-        config = {
-            "base": {"model_class": "llama3", "params": str(PARAMS / LLMS[name])},
-            "model": {"use_kv_cache": True, "enable_dynamic_shape": False},
-            "backend": {"coreml": {"enabled": True, "ios": 18}},
-            "export": {"max_seq_length": 16, "max_context_length": 16, "output_dir": str(out)},
-        }
-        exported = partition_planner.export_llm(config, strategy="cpu")
-        assert exported.pte.endswith(".pte") and "planning:" in exported.summary()
-    else:
-        out, _ = run_command(tmp_path, name, "planner.strategy=cpu")
+    out, _ = run_command(tmp_path, name, "planner.strategy=cpu")
     pte, plan, _ = written(out)
     assert plan["buffers"] and {b["strategy"] for b in plan["buffers"]} == {"cpu"}
     assert {b["requested"] for b in plan["buffers"]} == {"cpu"}
+    assert coreml_delegate_calls(pte) == plan["stats"]["partitions"]
+
+
+def test_the_python_entry_point_with_take_over_on(tmp_path):
+    """``partition_planner.export_llm(config, ...)`` (the module is callable): take-over on at
+    iOS18, so the Llama KV caches become Core ML states, in as many delegates as the plan says."""
+    out = tmp_path / "out"
+    config = {
+        "base": {"model_class": "llama3", "params": str(PARAMS / LLMS["llama3_2_1b"])},
+        "model": {"use_kv_cache": True, "enable_dynamic_shape": False},
+        "backend": {"coreml": {"enabled": True, "ios": 18}},
+        "export": {"max_seq_length": 16, "max_context_length": 16, "output_dir": str(out)},
+    }
+    exported = partition_planner.export_llm(config, take_over_mutable_buffer=True)
+    pte, plan, _ = written(out)
+    assert exported.pte == str(pte) and exported.plans == [plan] and "planning:" in exported.summary()
+    assert plan["options"]["take_over_mutable_buffer"] is True
+    assert plan["stats"]["states"] == len(plan["buffers"]) > 0
     assert coreml_delegate_calls(pte) == plan["stats"]["partitions"]
 
 
