@@ -281,7 +281,11 @@ pub fn estimate(
         crossings += u64::from(leaves);
         if crossings > 0 {
             match analysis.value_bytes[i] {
-                Some(b) => out.boundary_bytes += b * crossings,
+                // Saturating: a document may declare shapes no device holds.
+                Some(b) => {
+                    out.boundary_bytes =
+                        (out.boundary_bytes).saturating_add(b.saturating_mul(crossings))
+                }
                 None => out.unsized_values += 1,
             }
         }

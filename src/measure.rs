@@ -38,7 +38,7 @@ impl ConstantCopy {
         self.readers.len()
     }
     pub fn total_bytes(&self) -> Option<u64> {
-        self.bytes.map(|b| b * self.copies() as u64)
+        self.bytes.map(|b| b.saturating_mul(self.copies() as u64))
     }
 }
 
@@ -54,13 +54,13 @@ impl Measure {
         self.partitions.iter().map(|p| p.states.len()).sum()
     }
     pub fn boundary_bytes(&self) -> u64 {
-        self.partitions.iter().map(|p| p.boundary_bytes).sum()
+        (self.partitions.iter().map(|p| p.boundary_bytes)).fold(0, u64::saturating_add)
     }
     pub fn constant_copy_bytes(&self) -> u64 {
         self.constant_copies
             .iter()
             .filter_map(ConstantCopy::total_bytes)
-            .sum()
+            .fold(0, u64::saturating_add)
     }
 }
 
@@ -127,7 +127,7 @@ pub fn measure(graph: &Graph, tagging: &Tagging) -> Measure {
             let (mut boundary_bytes, mut unsized_boundary_values) = (0, 0);
             for size in sizes {
                 match size {
-                    Some(b) => boundary_bytes += b,
+                    Some(b) => boundary_bytes = u64::saturating_add(boundary_bytes, b),
                     None => unsized_boundary_values += 1,
                 }
             }

@@ -279,9 +279,19 @@ pub fn diff(graph: &Graph, old: &Plan, new: &Plan) -> PlanDiff {
     let (old_states, new_states) = (states(old), states(new));
     d.states_gained = new_states.difference(&old_states).cloned().collect();
     d.states_lost = old_states.difference(&new_states).cloned().collect();
-    d.delegate_calls = new.measure.partitions.len() as i64 - old.measure.partitions.len() as i64;
-    d.delegated_nodes = new.measure.delegated_nodes as i64 - old.measure.delegated_nodes as i64;
-    d.boundary_bytes = new.measure.boundary_bytes() as i64 - old.measure.boundary_bytes() as i64;
+    // In i128 and clamped: byte totals saturate at u64::MAX on absurd shapes.
+    let change = |old: u64, new: u64| {
+        (i128::from(new) - i128::from(old)).clamp(i64::MIN.into(), i64::MAX.into()) as i64
+    };
+    d.delegate_calls = change(
+        old.measure.partitions.len() as u64,
+        new.measure.partitions.len() as u64,
+    );
+    d.delegated_nodes = change(
+        old.measure.delegated_nodes as u64,
+        new.measure.delegated_nodes as u64,
+    );
+    d.boundary_bytes = change(old.measure.boundary_bytes(), new.measure.boundary_bytes());
     d.estimate_us = new.estimate.total_us - old.estimate.weighed(&new.cost);
     d
 }

@@ -87,7 +87,7 @@ impl Checker<'_> {
             .iter()
             .flat_map(|s| s.inputs.iter().chain(&s.outputs))
             .filter_map(|&v| self.graph.node(v).meta.bytes())
-            .sum();
+            .fold(0, u64::saturating_add);
         let figures = [
             (
                 Figure::DelegatePartitions,

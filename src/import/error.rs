@@ -45,6 +45,11 @@ pub enum ImportError {
         user: String,
     },
 
+    #[error(
+        "node {node:?} is a getitem reading {count} nodes; a getitem reads exactly one, the multi-output op it indexes"
+    )]
+    GetitemInputs { node: String, count: usize },
+
     #[error("the input graph has a cycle: {}", path.join(" -> "))]
     Cycle { path: Vec<String> },
 

@@ -129,6 +129,7 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
         }
     };
     check_no_reads_of_output(&nodes, output, &resolved)?;
+    check_getitems(&nodes)?;
     // References resolved while reading point backwards; FX order holds unless one resolved
     // afterwards points forwards (or at its own node).
     let in_fx_order = resolved.iter().all(|&(node, id)| id.0 < node);
@@ -166,6 +167,18 @@ fn check_no_reads_of_output(
             node: nodes[output.index()].name.to_string(),
             op: "output",
             user: nodes[user].name.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A `getitem` indexes the output of one multi-output op: the planner and the checker keep the two
+/// together (TUPLE_WHOLE), which a getitem reading several nodes would make impossible.
+fn check_getitems(nodes: &[Node]) -> Result<(), ImportError> {
+    match nodes.iter().find(|n| n.is_getitem() && n.inputs.len() != 1) {
+        Some(n) => Err(ImportError::GetitemInputs {
+            node: n.name.to_string(),
+            count: n.inputs.len(),
         }),
         None => Ok(()),
     }

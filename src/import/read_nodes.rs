@@ -236,8 +236,15 @@ impl<'de> Deserialize<'de> for Dim {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a size: a non-negative integer, or a string for a symbolic size")
             }
-            fn visit_u64<E>(self, v: u64) -> Result<Dim, E> {
-                Ok(Dim::Static(v))
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Dim, E> {
+                // torch sizes are int64.
+                match i64::try_from(v) {
+                    Ok(_) => Ok(Dim::Static(v)),
+                    Err(_) => Err(E::custom(format!(
+                        "a size is at most {}, found {v}",
+                        i64::MAX
+                    ))),
+                }
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dim, E> {
                 u64::try_from(v)

@@ -321,3 +321,23 @@ fn inputs_follow_first_reference_whatever_the_key_or_node_order() {
     assert_eq!(got, expected);
     assert_eq!(g.node(id).kwargs.len(), 1);
 }
+
+#[test]
+fn a_getitem_reads_exactly_one_node() {
+    // Found by the plan_check fuzz target: a getitem reading two nodes, whose producer the plan
+    // could not keep it with.
+    let mut b = seed_like();
+    b.op("pair", "aten.mul.Tensor", &["x"], true)
+        .op("item", "getitem", &["pair", "add"], true);
+    assert_eq!(
+        parse_graph(&b.to_json()).unwrap_err(),
+        ImportError::GetitemInputs {
+            node: "item".into(),
+            count: 2
+        }
+    );
+    let mut b = seed_like();
+    b.op("pair", "aten.mul.Tensor", &["x"], true)
+        .op("item", "getitem", &["pair"], true);
+    assert!(parse_graph(&b.to_json()).is_ok());
+}

@@ -76,7 +76,8 @@ pub fn whatif_json(graph: &Graph, base: Base, answers: &[Answered]) -> Value {
     })
 }
 
-fn signed(v: i64) -> String {
+fn signed(v: impl Into<i128>) -> String {
+    let v = v.into();
     if v > 0 {
         format!("+{v}")
     } else {
@@ -114,19 +115,19 @@ pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered) -> String {
     let rows = [
         (
             "delegate calls",
-            b.partitions.len() as i64,
-            n.partitions.len() as i64,
+            b.partitions.len() as i128,
+            n.partitions.len() as i128,
         ),
         (
             "delegated nodes",
-            b.delegated_nodes as i64,
-            n.delegated_nodes as i64,
+            b.delegated_nodes as i128,
+            n.delegated_nodes as i128,
         ),
-        ("states", b.states() as i64, n.states() as i64),
+        ("states", b.states() as i128, n.states() as i128),
         (
             "boundary bytes",
-            b.boundary_bytes() as i64,
-            n.boundary_bytes() as i64,
+            i128::from(b.boundary_bytes()),
+            i128::from(n.boundary_bytes()),
         ),
     ];
     let _ = writeln!(
