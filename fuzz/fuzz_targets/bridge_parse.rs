@@ -1,0 +1,19 @@
+//! Bridge parsing on any text: a typed error or a graph, never a panic or a hang. Half the inputs
+//! are the fuzzer's bytes as they are (seeded from data/), half go through the structure-aware
+//! generator.
+#![no_main]
+
+use arbitrary::Unstructured;
+use libfuzzer_sys::fuzz_target;
+use partition_planner::parse_graph;
+use partition_planner_fuzz::bridge_document;
+
+fuzz_target!(|bytes: &[u8]| {
+    if let Some((&0, rest)) = bytes.split_first() {
+        if let Ok(text) = bridge_document(&mut Unstructured::new(rest)) {
+            let _ = parse_graph(&text);
+        }
+    } else if let Ok(text) = std::str::from_utf8(bytes) {
+        let _ = parse_graph(text);
+    }
+});

@@ -1,0 +1,63 @@
+//! Plan and check on generated documents, with options, strategies and cost constants from the
+//! fuzzer. Whatever imports must plan, and the plan must pass the checker: a violation on a plan is
+//! a planner bug, reported as a crash. The reports (text and JSON) and the stock proposal's check
+//! are written too.
+#![no_main]
+
+use arbitrary::Unstructured;
+use libfuzzer_sys::fuzz_target;
+use partition_planner::api::{Checking, Overrides, check_document, plan_document};
+use partition_planner_fuzz::bridge_document;
+
+const STRATEGIES: &[&str] = &[
+    "auto",
+    "state",
+    "cpu",
+    "io",
+    "cache.0=cpu",
+    "cache.1=state",
+    "cache.9=io",
+];
+
+fn overrides(u: &mut Unstructured) -> arbitrary::Result<Overrides> {
+    let take_over = match u.int_in_range(0..=2)? {
+        0 => "",
+        1 => "\"take_over_mutable_buffer\":true,",
+        _ => "\"take_over_mutable_buffer\":false,",
+    };
+    let target = *u.choose(&["null", "\"iOS17\"", "\"iOS18\""])?;
+    let strategies: Vec<String> = (0..u.int_in_range(0..=2)?)
+        .map(|_| u.choose(STRATEGIES).map(|s| format!("\"{s}\"")))
+        .collect::<arbitrary::Result<_>>()?;
+    let cost = if u.arbitrary()? {
+        "\"cost\":{\"delegate_call_us\":0},"
+    } else {
+        ""
+    };
+    let json = format!(
+        "{{{cost}\"options\":{{{take_over}\"minimum_deployment_target\":{target}}},\"strategies\":[{}]}}",
+        strategies.join(",")
+    );
+    Ok(serde_json::from_str(&json).unwrap_or_default())
+}
+
+fuzz_target!(|bytes: &[u8]| {
+    let mut u = Unstructured::new(bytes);
+    let (Ok(text), Ok(overrides)) = (bridge_document(&mut u), overrides(&mut u)) else {
+        return;
+    };
+    if let Ok(planned) = plan_document(&text, &overrides) {
+        if let Some(v) = planned.verdict.violations().next() {
+            panic!("the plan breaks {v:?}\n{text}\n{overrides:?}");
+        }
+        let _ = serde_json::to_string(&planned.json());
+        let _ = planned.text();
+        let _ = planned.manifest();
+    }
+    for checking in [Checking::Document, Checking::Stock(None)] {
+        if let Ok(checked) = check_document(&text, &overrides, checking) {
+            let _ = serde_json::to_string(&checked.json());
+            let _ = checked.text();
+        }
+    }
+});
