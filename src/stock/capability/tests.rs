@@ -60,3 +60,189 @@ fn a_long_chain_of_alternating_support_does_not_recurse_or_blow_up() {
     distinct.dedup();
     assert_eq!(distinct.len(), 10_000);
 }
+
+/// torch.fx's `CapabilityBasedPartitioner.propose_partitions` (torch 2.13,
+/// torch/fx/passes/infra/partitioner.py) as written, with its per-node descendant sets: the
+/// reference the pass above is held to on random graphs. Single-node partitions allowed,
+/// horizontal fusion on, as `CoreMLPartitioner` runs it.
+fn fx_reference(users: &[Vec<u32>], supported: &[bool], getitem: &[bool]) -> Vec<Option<u32>> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let n = users.len();
+    // fx's _DependencyViewer: every node's transitive users.
+    let mut downstream: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); n];
+    for v in (0..n).rev() {
+        for &u in &users[v] {
+            let below = downstream[u as usize].clone();
+            downstream[v].insert(u);
+            downstream[v].extend(below);
+        }
+    }
+    let path = |u: u32| std::iter::once(u).chain(downstream[u as usize].iter().copied());
+    let mut assignment: Vec<Option<u32>> = vec![None; n];
+    let mut nodes: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+    let mut order: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut partition_map: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+    let mut partition_users: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+    let downstream_partitions = |assignment: &[Option<u32>],
+                                 partition_map: &BTreeMap<u32, BTreeSet<u32>>,
+                                 user_nodes: &BTreeSet<u32>,
+                                 sources: &[u32]| {
+        let mut out = BTreeSet::new();
+        for &u in user_nodes {
+            for p in path(u) {
+                if let Some(t) = assignment[p as usize] {
+                    out.insert(t);
+                    out.extend(partition_map.get(&t).into_iter().flatten().copied());
+                }
+            }
+        }
+        for s in sources {
+            out.remove(s);
+        }
+        out
+    };
+    let mut next = 0u32;
+    for v in (0..n).rev() {
+        let mut candidates: Vec<u32> = Vec::new();
+        if supported[v] && assignment[v].is_none() {
+            let id = next;
+            next += 1;
+            order.insert(id, id);
+            assignment[v] = Some(id);
+            nodes.insert(id, BTreeSet::from([v as u32]));
+            let node_users: BTreeSet<u32> = users[v].iter().copied().collect();
+            let down = downstream_partitions(&assignment, &partition_map, &node_users, &[id]);
+            partition_users.insert(id, node_users);
+            partition_map.entry(id).or_default().extend(down);
+            candidates.push(id);
+        }
+        let mut by_order: Vec<(u32, u32)> = order.iter().map(|(&id, &o)| (id, o)).collect();
+        by_order.sort_by_key(|&(_, o)| o);
+        for (id, _) in by_order {
+            if !candidates.contains(&id) {
+                candidates.push(id);
+            }
+        }
+        let Some((&first, rest)) = candidates.split_first() else {
+            continue;
+        };
+        let mut self_id = first;
+        for &other in rest {
+            // maybe_merge_partition
+            let mut all_users: BTreeSet<u32> =
+                &partition_users[&self_id] | &partition_users[&other];
+            for id in [self_id, other] {
+                for m in &nodes[&id] {
+                    all_users.remove(m);
+                }
+            }
+            let cycle = all_users.iter().any(|&u| {
+                let mut visited = BTreeSet::new();
+                path(u).any(|p| {
+                    if nodes[&self_id].contains(&p) || nodes[&other].contains(&p) {
+                        return true;
+                    }
+                    let Some(id) = assignment[p as usize] else {
+                        return false;
+                    };
+                    if !visited.insert(id) {
+                        return false;
+                    }
+                    let map = partition_map.get(&id);
+                    map.is_some_and(|m| m.contains(&self_id) || m.contains(&other))
+                })
+            });
+            if cycle {
+                continue;
+            }
+            let (merge, removed) = if nodes[&self_id].len() < nodes[&other].len() {
+                (other, self_id)
+            } else {
+                (self_id, other)
+            };
+            let gone = nodes.remove(&removed).unwrap_or_default();
+            for &m in &gone {
+                assignment[m as usize] = Some(merge);
+            }
+            nodes.entry(merge).or_default().extend(gone);
+            let removed_order = order.remove(&removed).unwrap_or(u32::MAX);
+            order
+                .entry(merge)
+                .and_modify(|o| *o = (*o).min(removed_order));
+            let removed_map = partition_map.remove(&removed).unwrap_or_default();
+            partition_map.entry(merge).or_default().extend(removed_map);
+            partition_users.remove(&removed);
+            let down =
+                downstream_partitions(&assignment, &partition_map, &all_users, &[merge, removed]);
+            partition_users.insert(merge, all_users);
+            let map = partition_map.entry(merge).or_default();
+            map.extend(down);
+            map.remove(&merge);
+            map.remove(&removed);
+            self_id = merge;
+        }
+    }
+    // Getitems join their producer's partition, or leave every partition with it, until stable.
+    loop {
+        let mut moves: Vec<(usize, Option<u32>)> = Vec::new();
+        for v in 0..n {
+            if users[v].iter().all(|&u| getitem[u as usize]) {
+                let id = assignment[v];
+                for &u in &users[v] {
+                    if assignment[u as usize] != id {
+                        moves.retain(|&(m, _)| m != u as usize);
+                        moves.push((u as usize, id));
+                    }
+                }
+            }
+        }
+        if moves.is_empty() {
+            return assignment;
+        }
+        for (u, id) in moves {
+            assignment[u] = id;
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+    /// On random DAGs, with random support and getitems, the pass decides as fx does, partition
+    /// numbers included.
+    #[test]
+    fn the_pass_decides_as_torch_fx_does(
+        n in 2u32..36,
+        edge_bits in proptest::collection::vec(proptest::prelude::any::<u64>(), 36),
+        unsupported_bits in proptest::prelude::any::<u64>(),
+        getitem_bits in proptest::prelude::any::<u64>(),
+        density in 1u64..6,
+    ) {
+        // Edges i -> j (i < j) with odds density in 16, read from the bits.
+        let mut edges = Vec::new();
+        for j in 1..n {
+            let bits = edge_bits[j as usize];
+            for i in 0..j {
+                let nibble = (bits.rotate_left(i * 4) & 0xF) ^ u64::from(i % 7);
+                if nibble < density {
+                    edges.push((i, j));
+                }
+            }
+        }
+        let unsupported: Vec<u32> = (0..n).filter(|i| unsupported_bits >> i & 1 == 1 && i % 3 != 0).collect();
+        // A getitem reads exactly one node, as import requires.
+        let mut in_degree = vec![0; n as usize];
+        for &(_, j) in &edges {
+            in_degree[j as usize] += 1;
+        }
+        let getitems: Vec<u32> = (0..n).filter(|&i| getitem_bits >> i & 1 == 1 && in_degree[i as usize] == 1).collect();
+        let mut users = vec![Vec::new(); n as usize];
+        for &(i, j) in &edges {
+            users[i as usize].push(j);
+        }
+        let supported: Vec<bool> = (0..n).map(|i| !unsupported.contains(&i)).collect();
+        let is_getitem: Vec<bool> = (0..n).map(|i| getitems.contains(&i)).collect();
+        let expected = fx_reference(&users, &supported, &is_getitem);
+        let got = propose(n, &edges, &unsupported, &getitems);
+        proptest::prop_assert_eq!(got, expected, "edges {:?} unsupported {:?} getitems {:?}", edges, unsupported, getitems);
+    }
+}
