@@ -1,6 +1,6 @@
 //! End to end (parse, analyse, plan, emit plan JSON) on the graphs in data/ and on generated
 //! LLM-shaped graphs of 10^4, 10^5 and 10^6 nodes; planning alone and what-if changes on 10^5
-//! nodes.
+//! nodes; the checker on 10^6 generated nodes and on many buffers with long mutation chains.
 //! `cargo bench --bench plan`; figures in docs/performance.md.
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -9,8 +9,9 @@ use partition_planner::import::parse_graph;
 use partition_planner::options::DeploymentTarget;
 use partition_planner::plan::{PlanRequest, plan};
 use partition_planner::report::plan_json;
+use partition_planner::synthetic::BridgeBuilder;
 use partition_planner::synthetic::generate;
-use partition_planner::verify::Verdict;
+use partition_planner::verify::{Verdict, verify};
 use partition_planner::whatif::{Change, Session};
 use std::hint::black_box;
 use std::time::Duration;
@@ -122,8 +123,64 @@ fn what_if(c: &mut Criterion) {
     group.finish();
 }
 
+/// `buffers` KV-cache-like buffers, each updated through a chain of `length` ops that read the
+/// buffer's last value and a shared input, ending in a writer the output returns: the worst case
+/// for a search along each buffer's chain.
+fn chains(buffers: usize, length: usize) -> String {
+    let mut b = BridgeBuilder::new();
+    b.user_input("x", &[1, 8]);
+    for i in 0..buffers {
+        let placeholder = format!("b_cache_{i}");
+        b.buffer(&placeholder, &format!("cache_{i}"), &[1, 8]);
+        let mut last = placeholder.clone();
+        for step in 0..length {
+            let name = format!("op_{i}_{step}");
+            b.op(&name, "aten.add.Tensor", &[&last, "x"], true);
+            last = name;
+        }
+        let writer = format!("write_{i}");
+        b.op(&writer, "aten.copy.default", &[&placeholder, &last], true);
+        b.mutates(&writer, &format!("cache_{i}"));
+    }
+    b.output(&[]);
+    b.to_json()
+}
+
+/// The checker as the CLI runs it (`verify`: the plan against every rule and its claims, and the
+/// stock proposal), on graphs of 10^6 nodes; docs/performance.md.
+fn checking(c: &mut Criterion) {
+    let mut group = c.benchmark_group("check");
+    group.sample_size(10);
+    let graphs = [
+        (
+            "generated, 1000000 nodes".to_string(),
+            generate(1_000_000, SEED).expect("generates"),
+        ),
+        (
+            "1000 buffers x chains of 1000".to_string(),
+            chains(1000, 1000),
+        ),
+        (
+            "10 buffers x chains of 100000".to_string(),
+            chains(10, 100_000),
+        ),
+    ];
+    for (name, text) in graphs {
+        let graph = parse_graph(&text).expect("imports");
+        drop(text);
+        let analysis = analyse(&graph);
+        let request = PlanRequest::new(&graph);
+        let plan = plan(&graph, &analysis, &request).expect("plans");
+        group.bench_function(name, |b| {
+            b.iter(|| verify(black_box(&graph), &plan, &request).plan.len())
+        });
+    }
+    group.finish();
+}
+
 criterion_group!(
     plan_benches,
+    checking,
     data_graphs,
     generated_graphs,
     planning,

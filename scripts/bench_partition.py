@@ -17,6 +17,9 @@ two sides run in turn:
   row is timed with take-over off, which both lower.
 ``--profile`` prints where the planned partition() spends its time (cProfile, cumulative).
 
+``--stock-only`` times stock's partition() alone and prints one JSON line per layer count: the fx
+peer of ``scripts/bench_cli.py``.
+
 ``--small`` times small programs instead (``--runs`` of each, at least 31: they take a
 millisecond): the seed models of ``partition_planner.testing`` (one sliced and one whole buffer
 update), a linear layer with a residual add, and one Llama 3.2 layer, each with take-over on and
@@ -30,6 +33,7 @@ import argparse
 import copy
 import cProfile
 import gc
+import json
 import logging
 import pstats
 import statistics
@@ -159,6 +163,7 @@ def main():
     parser.add_argument("--lowering-runs", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--small", action="store_true", help="small programs instead of Qwen3.5")
+    parser.add_argument("--stock-only", action="store_true", help="time stock partition() alone and print one JSON line (scripts/bench_cli.py's fx peer)")
     args = parser.parse_args()
     # The partitioners log every run; keep the table readable.
     logging.disable(logging.WARNING)
@@ -172,6 +177,11 @@ def main():
         nodes = len(program.graph.nodes)
         fresh = lambda: copy.deepcopy(program)  # noqa: E731
         stock = lambda ep: CoreMLPartitioner(compile_specs=specs(), take_over_mutable_buffer=True).partition(ep)  # noqa: E731
+        if args.stock_only:
+            (_, s_all) = timed_in_turn({"stock": stock}, fresh, {"stock": max(1, args.runs)})["stock"]
+            versions = {p: metadata.version(p) for p in ("executorch", "torch", "coremltools")}
+            print(json.dumps({"layers": layers, "nodes": nodes, "stock_seconds": s_all, "versions": versions}), flush=True)
+            continue
         planned_part = lambda: PlannedCoreMLPartitioner(compile_specs=specs(), take_over_mutable_buffer=True, log_explanations=False)  # noqa: E731
         planned = lambda ep: planned_part().partition(ep)  # noqa: E731
         timings = timed_in_turn({"stock": stock, "planned": planned}, fresh, {"stock": max(3, args.runs), "planned": max(3, args.planned_runs)})
@@ -194,6 +204,8 @@ def main():
             row.update(lower_stock=ls, lower_planned=lp)
         rows.append(row)
 
+    if args.stock_only:
+        return
     print(f"\nexecutorch {metadata.version('executorch')}, torch {metadata.version('torch')}, coremltools {metadata.version('coremltools')}")
     print("| Qwen3.5 | nodes | stock partition() | planned partition() | ratio | stock lowering | planned lowering | ratio |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
