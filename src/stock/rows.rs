@@ -1,6 +1,8 @@
 //! Sets of partition slots as words of bits, and a pool of per-node rows of them kept only for the
 //! nodes the capability pass may still ask about.
 
+use std::cell::RefCell;
+
 /// Whether `slot` is in `set` (a slot past its end is not).
 pub(super) fn has(set: &[u64], slot: usize) -> bool {
     set.get(slot / 64)
@@ -37,27 +39,105 @@ pub(super) fn slots(set: &[u64]) -> impl Iterator<Item = usize> + '_ {
 
 const NO_ROW: u32 = u32::MAX;
 
+/// Merges the log may hold before every row catches up, however few the rows (a handful under
+/// test, so that the property tests go through catching up often).
+const MIN_LOG: usize = if cfg!(test) { 3 } else { 1024 };
+
+/// Two partitions merging, as every set naming them must follow: slots `a` (the absorbing
+/// partition's) and `g` (the absorbed one's) become `keep`; `record` is the merged partition's
+/// record of downstream partitions, and `gained` whether it names any the absorbing one's did not.
+#[derive(Clone, Copy)]
+pub(super) struct Merge {
+    pub a: usize,
+    pub g: usize,
+    pub keep: usize,
+    pub gained: bool,
+}
+
+impl Merge {
+    /// One node's (or union's) sets after the merge: whoever reached either reaches the merged
+    /// partition and claims its record (whoever reached `a` already claims the old one, so needs
+    /// only what was gained); a claim of `a` moves with its slot; a claim of `g` alone names a
+    /// partition that is no more. A union of rows relabels as the union of the rows relabelled.
+    pub(super) fn relabel(&self, record: &[u64], reach: &mut [u64], claims: &mut [u64]) {
+        let (a, g, keep) = (self.a, self.g, self.keep);
+        let (reached_a, reached_g) = (has(reach, a), has(reach, g));
+        let claimed_a = has(claims, a);
+        if !(reached_a || reached_g || claimed_a || has(claims, g)) {
+            // Names neither: nothing to do, and nothing written (most rows, most merges).
+            return;
+        }
+        take(reach, a);
+        take(reach, g);
+        take(claims, a);
+        take(claims, g);
+        if reached_a || reached_g {
+            put(reach, keep);
+            put(claims, keep);
+            if self.gained || !reached_a {
+                or_into(claims, record);
+            }
+        } else if claimed_a {
+            put(claims, keep);
+        }
+    }
+}
+
 /// Two slot sets per node, `reach` and `claimed` (see the pass), for the nodes that hold a row.
 /// Rows are reused once their node retires, so memory follows the nodes still asked about, not
 /// the graph.
+///
+/// A merge relabels every row, and rows are many (every node a later node or a partition's users
+/// may ask about) while each is read a few times. So merges are logged, and a row applies the
+/// merges it has not seen when it is next read or written: the same steps in the same order as if
+/// applied at once, for only the rows read again, each in cache once.
 pub(super) struct Rows {
     /// Words in one slot set; a row is two sets.
     words: usize,
-    data: Vec<u64>,
+    /// The rows' words and how much of the log each has applied; in a cell, as reading a row
+    /// first brings it up to date.
+    cells: RefCell<Cells>,
     row_of: Vec<u32>,
     /// The node holding each row, `NO_ROW` for a free one.
     holder: Vec<u32>,
     free: Vec<u32>,
+    /// Merges not yet applied to every row, with their records (`words` each, in order).
+    log: Vec<Merge>,
+    records: Vec<u64>,
+}
+
+#[derive(Default)]
+struct Cells {
+    data: Vec<u64>,
+    seen: Vec<u32>,
+}
+
+impl Cells {
+    /// Applies the merges `row` has not seen.
+    fn catch_up(&mut self, row: u32, words: usize, log: &[Merge], records: &[u64]) {
+        let seen = &mut self.seen[row as usize];
+        if *seen as usize == log.len() {
+            return;
+        }
+        let at = row as usize * 2 * words;
+        let (reach, claims) = self.data[at..at + 2 * words].split_at_mut(words);
+        for (i, merge) in log.iter().enumerate().skip(*seen as usize) {
+            merge.relabel(&records[i * words..(i + 1) * words], reach, claims);
+        }
+        *seen = log.len() as u32;
+    }
 }
 
 impl Rows {
     pub(super) fn new(nodes: usize) -> Self {
         Rows {
             words: 1,
-            data: Vec::new(),
+            cells: RefCell::new(Cells::default()),
             row_of: vec![NO_ROW; nodes],
             holder: Vec::new(),
             free: Vec::new(),
+            log: Vec::new(),
+            records: Vec::new(),
         }
     }
 
@@ -67,42 +147,41 @@ impl Rows {
 
     /// Room for twice as many slots, every set kept.
     pub(super) fn widen(&mut self) {
+        self.catch_up_all();
         let (old, new) = (self.words, self.words * 2);
+        let cells = self.cells.get_mut();
         let mut data = vec![0; self.holder.len() * 2 * new];
-        for (row, chunk) in self.data.chunks(2 * old).enumerate() {
+        for (row, chunk) in cells.data.chunks(2 * old).enumerate() {
             let at = row * 2 * new;
             data[at..at + old].copy_from_slice(&chunk[..old]);
             data[at + new..at + new + old].copy_from_slice(&chunk[old..]);
         }
-        self.data = data;
+        cells.data = data;
         self.words = new;
     }
 
-    fn range(&self, row: u32) -> std::ops::Range<usize> {
-        let at = row as usize * 2 * self.words;
-        at..at + 2 * self.words
+    fn row(&self, node: usize) -> Option<u32> {
+        self.row_of.get(node).copied().filter(|&r| r != NO_ROW)
     }
 
-    /// `node`'s sets, `(reach, claimed)`, if it holds a row.
-    pub(super) fn get(&self, node: usize) -> Option<(&[u64], &[u64])> {
-        let row = *self.row_of.get(node)?;
-        (row != NO_ROW).then(|| self.data[self.range(row)].split_at(self.words))
-    }
-
-    /// Gives `node` a row holding these sets.
+    /// Gives `node` a row holding these sets (current: it has seen every merge).
     pub(super) fn hold(&mut self, node: usize, reach: &[u64], claimed: &[u64]) {
+        let words = self.words;
+        let cells = self.cells.get_mut();
         let row = match self.free.pop() {
             Some(row) => row,
             None => {
                 self.holder.push(NO_ROW);
-                self.data.resize(self.data.len() + 2 * self.words, 0);
+                cells.data.resize(cells.data.len() + 2 * words, 0);
+                cells.seen.push(0);
                 (self.holder.len() - 1) as u32
             }
         };
         self.row_of[node] = row;
         self.holder[row as usize] = node as u32;
-        let range = self.range(row);
-        let (r, c) = self.data[range].split_at_mut(self.words);
+        cells.seen[row as usize] = self.log.len() as u32;
+        let at = row as usize * 2 * words;
+        let (r, c) = cells.data[at..at + 2 * words].split_at_mut(words);
         r.copy_from_slice(reach);
         c.copy_from_slice(claimed);
     }
@@ -116,19 +195,54 @@ impl Rows {
         }
     }
 
-    /// Applies `f` to the sets of `node`, if it holds a row.
-    pub(super) fn update(&mut self, node: usize, f: impl FnOnce(&mut [u64], &mut [u64])) {
-        if let Some(&row) = self.row_of.get(node).filter(|&&r| r != NO_ROW) {
-            let range = self.range(row);
-            let (r, c) = self.data[range].split_at_mut(self.words);
+    /// Every row relabelled for `merge`: logged, applied to each row when next read.
+    pub(super) fn merge_all(&mut self, merge: Merge, record: &[u64]) {
+        self.log.push(merge);
+        self.records.extend_from_slice(&record[..self.words]);
+        // The log's records take as much room as the rows at most: then every row catches up,
+        // which costs what relabelling each at once would have.
+        if self.log.len() >= self.holder.len().max(MIN_LOG) {
+            self.catch_up_all();
+        }
+    }
+
+    /// `node`'s row alone relabelled for `merge` (the only row naming a partition just created).
+    pub(super) fn merge_one(&mut self, node: usize, merge: Merge, record: &[u64]) {
+        self.update(node, |reach, claims| merge.relabel(record, reach, claims));
+    }
+
+    /// Applies `f` to the sets of `node`, if it holds a row, once it is up to date.
+    fn update(&mut self, node: usize, f: impl FnOnce(&mut [u64], &mut [u64])) {
+        if let Some(row) = self.row(node) {
+            let words = self.words;
+            let cells = self.cells.get_mut();
+            cells.catch_up(row, words, &self.log, &self.records);
+            let at = row as usize * 2 * words;
+            let (r, c) = cells.data[at..at + 2 * words].split_at_mut(words);
             f(r, c);
         }
     }
 
-    /// Applies `f` to the sets of every node holding a row.
-    pub(super) fn update_all(&mut self, mut f: impl FnMut(&mut [u64], &mut [u64])) {
+    /// Brings every row up to date and empties the log.
+    fn catch_up_all(&mut self) {
         let words = self.words;
-        for (chunk, &holder) in self.data.chunks_mut(2 * words).zip(&self.holder) {
+        let cells = self.cells.get_mut();
+        for (row, &holder) in self.holder.iter().enumerate() {
+            if holder != NO_ROW {
+                cells.catch_up(row as u32, words, &self.log, &self.records);
+            }
+        }
+        cells.seen.fill(0);
+        self.log.clear();
+        self.records.clear();
+    }
+
+    /// Applies `f` to the sets of every node holding a row, each up to date first.
+    pub(super) fn update_all(&mut self, mut f: impl FnMut(&mut [u64], &mut [u64])) {
+        self.catch_up_all();
+        let words = self.words;
+        let cells = self.cells.get_mut();
+        for (chunk, &holder) in cells.data.chunks_mut(2 * words).zip(&self.holder) {
             if holder != NO_ROW {
                 let (r, c) = chunk.split_at_mut(words);
                 f(r, c);
@@ -136,12 +250,18 @@ impl Rows {
         }
     }
 
-    /// The union of `nodes`' sets, `(reach, claimed)`; a node without a row adds nothing.
+    /// The union of `nodes`' sets, `(reach, claimed)`, each row brought up to date first; a node
+    /// without a row adds nothing.
     pub(super) fn union(&self, nodes: impl IntoIterator<Item = usize>) -> (Vec<u64>, Vec<u64>) {
-        let mut reach = vec![0; self.words];
-        let mut claimed = vec![0; self.words];
+        let words = self.words;
+        let mut reach = vec![0; words];
+        let mut claimed = vec![0; words];
+        let mut cells = self.cells.borrow_mut();
         for n in nodes {
-            if let Some((r, c)) = self.get(n) {
+            if let Some(row) = self.row(n) {
+                cells.catch_up(row, words, &self.log, &self.records);
+                let at = row as usize * 2 * words;
+                let (r, c) = cells.data[at..at + 2 * words].split_at(words);
                 or_into(&mut reach, r);
                 or_into(&mut claimed, c);
             }
@@ -160,14 +280,48 @@ mod tests {
         rows.hold(0, &[0b101], &[0b111]);
         rows.hold(2, &[0b010], &[0b010]);
         rows.widen();
-        assert_eq!(rows.get(0), Some((&[0b101, 0][..], &[0b111, 0][..])));
+        assert_eq!(rows.union([0]), (vec![0b101, 0], vec![0b111, 0]));
         rows.retire(0);
-        assert_eq!(rows.get(0), None);
+        assert_eq!(rows.union([0]), (vec![0, 0], vec![0, 0]));
         rows.hold(3, &[0, 1], &[0, 3]);
-        assert_eq!(rows.get(3), Some((&[0, 1][..], &[0, 3][..])));
-        assert_eq!(rows.get(2), Some((&[0b010, 0][..], &[0b010, 0][..])));
+        assert_eq!(rows.union([3]), (vec![0, 1], vec![0, 3]));
+        assert_eq!(rows.union([2]), (vec![0b010, 0], vec![0b010, 0]));
         let (r, c) = rows.union([2, 3, 1]);
         assert_eq!((r, c), (vec![0b010, 1], vec![0b010, 3]));
         assert_eq!(slots(&[0b1001, 0b10]).collect::<Vec<_>>(), vec![0, 3, 65]);
+    }
+
+    #[test]
+    fn logged_merges_apply_in_order_when_a_row_is_read() {
+        // Slot 1 absorbs slot 3 (record {4}, gained), then slot 0 absorbs slot 1 (record {5}).
+        let first = Merge {
+            a: 1,
+            g: 3,
+            keep: 1,
+            gained: true,
+        };
+        let second = Merge {
+            a: 1,
+            g: 0,
+            keep: 0,
+            gained: false,
+        };
+        let rows_now = |lazy: bool| {
+            let mut rows = Rows::new(3);
+            rows.hold(0, &[0b1000], &[0b1000]);
+            rows.hold(1, &[0b0010], &[0b10010]);
+            rows.hold(2, &[0b0100], &[0b0100]);
+            for (merge, record) in [(first, [0b10000u64]), (second, [0b100000])] {
+                if lazy {
+                    rows.merge_all(merge, &record);
+                } else {
+                    rows.update_all(|r, c| merge.relabel(&record, r, c));
+                }
+            }
+            (0..3).map(|n| rows.union([n])).collect::<Vec<_>>()
+        };
+        assert_eq!(rows_now(true), rows_now(false));
+        assert_eq!(rows_now(true)[0], (vec![0b1], vec![0b10001]));
+        assert_eq!(rows_now(true)[2], (vec![0b0100], vec![0b0100]));
     }
 }

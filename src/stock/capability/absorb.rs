@@ -2,7 +2,7 @@
 
 use super::{Partition, Pass};
 use crate::graph::NodeId;
-use crate::stock::rows::{has, or_into, put, take};
+use crate::stock::rows::{Merge, has, or_into, put, take};
 
 impl Pass {
     /// `into` absorbs `gone`; their users outside both have these sets together. `fresh` when
@@ -39,52 +39,25 @@ impl Pass {
         take(&mut record, a);
         take(&mut record, g);
         let gained = record.iter().zip(&old).any(|(new, old)| new & !old != 0);
-        // Whoever reached either reaches the merged partition and claims its record (whoever
-        // reached `into` already claims the old one, so needs only what was gained); a claim of
-        // `into` moves with its slot; a claim of `gone` alone names a partition that is no more.
-        let relabel = |reach: &mut [u64], claims: &mut [u64]| {
-            let (reached_into, reached_gone) = (has(reach, a), has(reach, g));
-            let claimed_into = has(claims, a);
-            take(reach, a);
-            take(reach, g);
-            take(claims, a);
-            take(claims, g);
-            if reached_into || reached_gone {
-                put(reach, keep);
-                put(claims, keep);
-                if gained || !reached_into {
-                    or_into(claims, &record);
-                }
-            } else if claimed_into {
-                put(claims, keep);
-            }
-        };
+        let merge = Merge { a, g, keep, gained };
         if fresh && !gained {
             // Only the visited node reaches a fresh partition, and nothing else changes.
             if let Some(&v) = gone.members.first() {
-                self.rows.update(v.index(), relabel);
+                self.rows.merge_one(v.index(), merge, &record);
             }
         } else {
-            self.rows.update_all(relabel);
+            self.rows.merge_all(merge, &record);
             // Records keep naming `into` wherever its slot went; fx deletes the record of `gone`,
             // and records still naming it never match again. Refusals involving `into` may no
             // longer hold once it has absorbed more than a fresh node.
             for id in self.live_ids() {
                 if let Some(p) = self.part_mut(id) {
                     // A union of rows: whoever in it reached either claims the whole record.
-                    let reached = has(&p.users_reach, a) || has(&p.users_reach, g);
-                    let claimed_into = has(&p.users_claim, a);
-                    for set in [&mut p.users_reach, &mut p.users_claim] {
-                        take(set, a);
-                        take(set, g);
-                    }
-                    if reached {
-                        put(&mut p.users_reach, keep);
-                        put(&mut p.users_claim, keep);
-                        or_into(&mut p.users_claim, &record);
-                    } else if claimed_into {
-                        put(&mut p.users_claim, keep);
-                    }
+                    let whole_record = Merge {
+                        gained: true,
+                        ..merge
+                    };
+                    whole_record.relabel(&record, &mut p.users_reach, &mut p.users_claim);
                     let (recorded, refused) = (has(&p.downstream, a), has(&p.refused, a));
                     for set in [&mut p.downstream, &mut p.refused] {
                         take(set, a);
