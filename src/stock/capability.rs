@@ -43,6 +43,9 @@ struct Partition {
     /// Partitions a merge with was refused, as slots. A refusal holds until one of the two absorbs
     /// a partition other than the one just created (see `Pass::absorb`).
     refused: Vec<u64>,
+    /// How much of the merge log (`Rows::log`) its sets have followed: they are brought up to
+    /// date when the partition is offered or absorbs (`Pass::catch_up`).
+    seen: usize,
 }
 
 /// Each node's partition number as fx assigns it (`tag{number}` in `CoreMLPartitioner`), or
@@ -196,6 +199,7 @@ impl Pass {
                 downstream: claimed.clone(),
                 slot,
                 refused: vec![0; self.rows.words()],
+                seen: self.rows.log_len(),
             }));
             self.assignment[v.index()] = Some(id);
             self.by_order.insert(id, id);
@@ -233,8 +237,10 @@ impl Pass {
         // by order, so the rest lie in slots above it (merges only remove what was offered).
         let mut past: Option<usize> = None;
         let mut merged = false;
+        self.catch_up(absorbing);
         while let Some((slot, other)) = self.next_offer(absorbing, first, past) {
             past = Some(slot);
+            self.catch_up(other);
             if let Some(into) = self.try_merge(absorbing, other, created) {
                 absorbing = into;
                 merged = true;
@@ -344,16 +350,19 @@ impl Pass {
         order: &[NodeId],
         getitem: impl Fn(NodeId) -> bool,
     ) {
+        // The producers whose users are all getitems (and who have users), found once.
+        let producers: Vec<NodeId> = (order.iter().copied())
+            .filter(|&n| {
+                let users = graph.successors(n);
+                !users.is_empty() && users.iter().all(|&u| getitem(u))
+            })
+            .collect();
         // Each round moves getitems one level further down nested getitems: at most n rounds.
         for _ in 0..=order.len() {
             let mut moves: Vec<(NodeId, Option<u32>)> = Vec::new();
-            for &n in order {
-                let users = graph.successors(n);
-                if !users.iter().all(|&u| getitem(u)) {
-                    continue;
-                }
+            for &n in &producers {
                 let id = self.assignment[n.index()];
-                for &u in users {
+                for &u in graph.successors(n) {
                     if self.assignment[u.index()] != id {
                         moves.push((u, id));
                     }

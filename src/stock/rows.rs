@@ -52,6 +52,9 @@ pub(super) struct Merge {
     pub g: usize,
     pub keep: usize,
     pub gained: bool,
+    /// Whether the absorbed partition was the one just created, still its node alone (a
+    /// partition's refusals of `a` then hold for the merged one).
+    pub fresh: bool,
 }
 
 impl Merge {
@@ -199,11 +202,21 @@ impl Rows {
     pub(super) fn merge_all(&mut self, merge: Merge, record: &[u64]) {
         self.log.push(merge);
         self.records.extend_from_slice(&record[..self.words]);
-        // The log's records take as much room as the rows at most: then every row catches up,
-        // which costs what relabelling each at once would have.
-        if self.log.len() >= self.holder.len().max(MIN_LOG) {
-            self.catch_up_all();
-        }
+    }
+
+    /// The merges logged since the log was last emptied, each with its record.
+    pub(super) fn log(&self) -> impl Iterator<Item = (&Merge, &[u64])> {
+        self.log.iter().zip(self.records.chunks(self.words))
+    }
+
+    pub(super) fn log_len(&self) -> usize {
+        self.log.len()
+    }
+
+    /// Whether the log's records take as much room as the rows: then everything that follows the
+    /// log should catch up and empty it, which costs what relabelling at once would have.
+    pub(super) fn log_full(&self) -> bool {
+        self.log.len() >= self.holder.len().max(MIN_LOG)
     }
 
     /// `node`'s row alone relabelled for `merge` (the only row naming a partition just created).
@@ -224,7 +237,7 @@ impl Rows {
     }
 
     /// Brings every row up to date and empties the log.
-    fn catch_up_all(&mut self) {
+    pub(super) fn catch_up_all(&mut self) {
         let words = self.words;
         let cells = self.cells.get_mut();
         for (row, &holder) in self.holder.iter().enumerate() {
@@ -299,12 +312,14 @@ mod tests {
             g: 3,
             keep: 1,
             gained: true,
+            fresh: false,
         };
         let second = Merge {
             a: 1,
             g: 0,
             keep: 0,
             gained: false,
+            fresh: false,
         };
         let rows_now = |lazy: bool| {
             let mut rows = Rows::new(3);

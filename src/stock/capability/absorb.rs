@@ -39,37 +39,25 @@ impl Pass {
         take(&mut record, a);
         take(&mut record, g);
         let gained = record.iter().zip(&old).any(|(new, old)| new & !old != 0);
-        let merge = Merge { a, g, keep, gained };
+        let merge = Merge {
+            a,
+            g,
+            keep,
+            gained,
+            fresh,
+        };
         if fresh && !gained {
             // Only the visited node reaches a fresh partition, and nothing else changes.
             if let Some(&v) = gone.members.first() {
                 self.rows.merge_one(v.index(), merge, &record);
             }
         } else {
+            // Every row and every other live partition follows when next read; `into` now, before
+            // its sets are replaced below.
             self.rows.merge_all(merge, &record);
-            // Records keep naming `into` wherever its slot went; fx deletes the record of `gone`,
-            // and records still naming it never match again. Refusals involving `into` may no
-            // longer hold once it has absorbed more than a fresh node.
-            for id in self.live_ids() {
-                if let Some(p) = self.part_mut(id) {
-                    // A union of rows: whoever in it reached either claims the whole record.
-                    let whole_record = Merge {
-                        gained: true,
-                        ..merge
-                    };
-                    whole_record.relabel(&record, &mut p.users_reach, &mut p.users_claim);
-                    let (recorded, refused) = (has(&p.downstream, a), has(&p.refused, a));
-                    for set in [&mut p.downstream, &mut p.refused] {
-                        take(set, a);
-                        take(set, g);
-                    }
-                    if recorded {
-                        put(&mut p.downstream, keep);
-                    }
-                    if refused && fresh {
-                        put(&mut p.refused, keep);
-                    }
-                }
+            self.catch_up(into);
+            if self.rows.log_full() {
+                self.catch_up_everything();
             }
         }
         self.free_slot(drop);
@@ -122,5 +110,50 @@ impl Pass {
         for u in unasked {
             self.unask(u);
         }
+    }
+}
+
+impl Pass {
+    /// Brings partition `id`'s sets up to date with the merges logged since it last looked.
+    /// Records keep naming `into` wherever its slot went; fx deletes the record of `gone`, and
+    /// records still naming it never match again. Refusals involving `into` may no longer hold
+    /// once it has absorbed more than a fresh node.
+    pub(super) fn catch_up(&mut self, id: u32) {
+        let Some(Some(p)) = self.partitions.get_mut(id as usize) else {
+            return;
+        };
+        for (merge, record) in self.rows.log().skip(p.seen) {
+            let (a, g, keep) = (merge.a, merge.g, merge.keep);
+            // A union of rows: whoever in it reached either claims the whole record.
+            let whole_record = Merge {
+                gained: true,
+                ..*merge
+            };
+            whole_record.relabel(record, &mut p.users_reach, &mut p.users_claim);
+            let (recorded, refused) = (has(&p.downstream, a), has(&p.refused, a));
+            for set in [&mut p.downstream, &mut p.refused] {
+                take(set, a);
+                take(set, g);
+            }
+            if recorded {
+                put(&mut p.downstream, keep);
+            }
+            if refused && merge.fresh {
+                put(&mut p.refused, keep);
+            }
+        }
+        p.seen = self.rows.log_len();
+    }
+
+    /// Every live partition and row up to date, and the log emptied: before every set is
+    /// resized or renumbered, and when the log grows as large as the rows.
+    pub(super) fn catch_up_everything(&mut self) {
+        for id in self.live_ids() {
+            self.catch_up(id);
+            if let Some(p) = self.part_mut(id) {
+                p.seen = 0;
+            }
+        }
+        self.rows.catch_up_all();
     }
 }

@@ -12,6 +12,7 @@ impl Pass {
                 self.close_holes();
             }
             if self.slot_owner.len() == self.rows.words() * 64 {
+                self.catch_up_everything();
                 self.rows.widen();
                 let words = self.rows.words();
                 for id in self.live_ids() {
@@ -47,6 +48,7 @@ impl Pass {
 
     /// Renumbers the live partitions' slots `0..` in order, in every set.
     fn close_holes(&mut self) {
+        self.catch_up_everything();
         let ids = self.live_ids();
         let mut renumbered = vec![usize::MAX; self.slot_owner.len()];
         for (new, &id) in ids.iter().enumerate() {
