@@ -111,9 +111,7 @@ impl Pass {
             self.unask(u);
         }
     }
-}
 
-impl Pass {
     /// Brings partition `id`'s sets up to date with the merges logged since it last looked.
     /// Records keep naming `into` wherever its slot went; fx deletes the record of `gone`, and
     /// records still naming it never match again. Refusals involving `into` may no longer hold
