@@ -44,8 +44,9 @@ const NO_ROW: u32 = u32::MAX;
 const MIN_LOG: usize = if cfg!(test) { 3 } else { 1024 };
 
 /// Two partitions merging, as every set naming them must follow: slots `a` (the absorbing
-/// partition's) and `g` (the absorbed one's) become `keep`; `record` is the merged partition's
-/// record of downstream partitions, and `gained` whether it names any the absorbing one's did not.
+/// partition's) and `g` (the absorbed one's) become `keep`; `gained` says whether the merged
+/// partition's record of downstream partitions (kept beside it) names any the absorbing one's did
+/// not.
 #[derive(Clone, Copy)]
 pub(super) struct Merge {
     pub a: usize,
@@ -61,7 +62,7 @@ impl Merge {
     /// One node's (or union's) sets after the merge: whoever reached either reaches the merged
     /// partition and claims its record (whoever reached `a` already claims the old one, so needs
     /// only what was gained); a claim of `a` moves with its slot; a claim of `g` alone names a
-    /// partition that is no more. A union of rows relabels as the union of the rows relabelled.
+    /// partition that is no more.
     pub(super) fn relabel(&self, record: &[u64], reach: &mut [u64], claims: &mut [u64]) {
         let (a, g, keep) = (self.a, self.g, self.keep);
         let (reached_a, reached_g) = (has(reach, a), has(reach, g));
