@@ -1,0 +1,29 @@
+//! Parses one graph three times and prints each parse's time: the importer alone, for comparing
+//! readers (docs/performance.md). `cargo run --release --example parse_only -- GRAPH.json`
+fn main() {
+    let Some(path) = std::env::args().nth(1) else {
+        eprintln!("usage: parse_only GRAPH.json");
+        std::process::exit(2);
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("{path}: {e}");
+            std::process::exit(2);
+        }
+    };
+    for _ in 0..3 {
+        let start = std::time::Instant::now();
+        match partition_planner::parse_graph(&text) {
+            Ok(graph) => eprintln!(
+                "{:.1} ms, {} nodes",
+                start.elapsed().as_secs_f64() * 1e3,
+                graph.len()
+            ),
+            Err(e) => {
+                eprintln!("{path}: {e}");
+                std::process::exit(2);
+            }
+        }
+    }
+}
