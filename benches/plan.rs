@@ -9,7 +9,7 @@ use partition_planner::import::parse_graph;
 use partition_planner::options::DeploymentTarget;
 use partition_planner::plan::{PlanRequest, plan};
 use partition_planner::report::plan_json;
-use partition_planner::synthetic::BridgeBuilder;
+use partition_planner::schema::GRAPH_SCHEMA;
 use partition_planner::synthetic::generate;
 use partition_planner::verify::{Verdict, verify};
 use partition_planner::whatif::{Change, Session};
@@ -125,25 +125,44 @@ fn what_if(c: &mut Criterion) {
 
 /// `buffers` KV-cache-like buffers, each updated through a chain of `length` ops that read the
 /// buffer's last value and a shared input, ending in a writer the output returns: the worst case
-/// for a search along each buffer's chain.
+/// for a search along each buffer's chain. Written as text: a million nodes as JSON values would
+/// take gigabytes.
 fn chains(buffers: usize, length: usize) -> String {
-    let mut b = BridgeBuilder::new();
-    b.user_input("x", &[1, 8]);
+    use std::fmt::Write;
+    let meta = r#""meta":{"shape":[1,8],"dtype":"float32"}"#;
+    let mut nodes = format!(r#"{{"name":"x","op":"placeholder","target":"x","args":[],{meta}}}"#);
+    let (mut to_buffers, mut to_mutate, mut returned) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..buffers {
-        let placeholder = format!("b_cache_{i}");
-        b.buffer(&placeholder, &format!("cache_{i}"), &[1, 8]);
-        let mut last = placeholder.clone();
+        let _ = write!(
+            nodes,
+            r#",{{"name":"b_cache_{i}","op":"placeholder","target":"b_cache_{i}","args":[],{meta}}}"#
+        );
+        to_buffers.push(format!(r#""b_cache_{i}":"cache_{i}""#));
+        let mut last = format!("b_cache_{i}");
         for step in 0..length {
-            let name = format!("op_{i}_{step}");
-            b.op(&name, "aten.add.Tensor", &[&last, "x"], true);
-            last = name;
+            let _ = write!(
+                nodes,
+                r#",{{"name":"op_{i}_{step}","op":"call_function","target":"aten.add.Tensor","args":[{{"node":"{last}"}},{{"node":"x"}}],"supported":true,{meta}}}"#
+            );
+            last = format!("op_{i}_{step}");
         }
-        let writer = format!("write_{i}");
-        b.op(&writer, "aten.copy.default", &[&placeholder, &last], true);
-        b.mutates(&writer, &format!("cache_{i}"));
+        let _ = write!(
+            nodes,
+            r#",{{"name":"write_{i}","op":"call_function","target":"aten.copy.default","args":[{{"node":"b_cache_{i}"}},{{"node":"{last}"}}],"supported":true,{meta}}}"#
+        );
+        to_mutate.push(format!(r#""write_{i}":"cache_{i}""#));
+        returned.push(format!(r#"{{"node":"write_{i}"}}"#));
     }
-    b.output(&[]);
-    b.to_json()
+    let _ = write!(
+        nodes,
+        r#",{{"name":"output","op":"output","target":"output","args":[[{}]]}}"#,
+        returned.join(",")
+    );
+    format!(
+        r#"{{"schema":"{GRAPH_SCHEMA}","nodes":[{nodes}],"graph_signature":{{"inputs_to_parameters":{{}},"inputs_to_buffers":{{{}}},"inputs_to_lifted_tensor_constants":{{}},"buffers_to_mutate":{{{}}},"user_inputs":["x"],"user_outputs":[]}}}}"#,
+        to_buffers.join(","),
+        to_mutate.join(",")
+    )
 }
 
 /// The checker as the CLI runs it (`verify`: the plan against every rule and its claims, and the
