@@ -1,6 +1,7 @@
 //! A structure-aware generator of bridge documents (docs/bridge-json.md) for the fuzz targets.
 //!
-//! Most documents it writes are small LLM-shaped programs that import: parameters, buffers and user
+//! One document in four is an exported one from data/ with a few structural edits. Most of the
+//! others are small LLM-shaped programs that import: parameters, buffers and user
 //! inputs, compute nodes, a mutation chain per mutable buffer ending in a writer the output returns,
 //! and a signature naming them. About half the documents carry a few faults (each choice writes
 //! one with odds of one in [`FAULT_ODDS`] while the document's budget lasts), the kinds other tools and hostile inputs bring: cycles, dangling, forward and malformed
@@ -233,8 +234,91 @@ impl Writer<'_, '_> {
     }
 }
 
-/// Writes one bridge document from the fuzzer's bytes.
+/// Documents exported from real programs (data/): the seed programs, and the LFM2.5 topology
+/// (short convolutions with conv state, attention with KV caches).
+const EXPORTED: &[&str] = &[
+    include_str!("../../data/executorch-1.5.1/seed_slice_ios18.json"),
+    include_str!("../../data/executorch-1.5.1/seed_slice_takeover_off_ios17.json"),
+    include_str!("../../data/executorch-1.5.1/seed_slice_writer_untagged.json"),
+    include_str!("../../data/executorch-1.4.0/seed_whole_ios18.json"),
+    include_str!("../../data/executorch-1.5.1/lfm2_5_350m_takeover_off_ios18.json"),
+];
+
+/// Writes one bridge document from the fuzzer's bytes: one in four an exported document from
+/// data/ with a few structural edits ([`edited_document`]), the rest generated.
 pub fn bridge_document(u: &mut Unstructured) -> Result<String> {
+    if u.ratio(1u8, 4)? {
+        return edited_document(u);
+    }
+    generated_document(u)
+}
+
+/// An exported document from data/ with one to four edits, each of a kind a buggy exporter or a
+/// hand edit makes: a reference moved to another node (which may point forward or close a cycle),
+/// a node's support or tag flipped, its target replaced, a node removed (leaving references
+/// dangling), a mutation's writer moved to another node, the options changed.
+pub fn edited_document(u: &mut Unstructured) -> Result<String> {
+    use serde_json::{Value, json};
+    let text = *u.choose(EXPORTED)?;
+    let Ok(mut doc) = serde_json::from_str::<Value>(text) else {
+        return Ok(text.to_string());
+    };
+    for _ in 0..u.int_in_range(1..=4)? {
+        let count = doc["nodes"].as_array().map_or(0, Vec::len);
+        if count == 0 {
+            break;
+        }
+        let at = u.int_in_range(0..=count - 1)?;
+        let other = u.int_in_range(0..=count - 1)?;
+        let other_name = doc["nodes"][other]["name"].clone();
+        let node = &mut doc["nodes"][at];
+        match u.int_in_range(0..=6)? {
+            0 => {
+                let args = node["args"].as_array_mut();
+                if let Some(slot) =
+                    args.and_then(|a| a.iter_mut().find(|v| v.get("node").is_some()))
+                {
+                    *slot = json!({ "node": other_name });
+                }
+            }
+            1 => {
+                let supported = node["supported"].as_bool().unwrap_or(true);
+                node["supported"] = json!(!supported);
+            }
+            2 => {
+                node["delegation_tag"] = match u.int_in_range(0..=3)? {
+                    0 => Value::Null,
+                    t => json!(format!("tag{t}")),
+                };
+            }
+            3 => node["target"] = json!(*u.choose(TARGETS)?),
+            4 => {
+                if let Some(nodes) = doc["nodes"].as_array_mut() {
+                    nodes.remove(at);
+                }
+            }
+            5 => {
+                let mutate = &mut doc["graph_signature"]["buffers_to_mutate"];
+                if let Some(map) = mutate.as_object_mut()
+                    && let Some(first) = map.keys().next().cloned()
+                    && let (Some(buffer), Some(name)) = (map.remove(&first), other_name.as_str())
+                {
+                    map.insert(name.to_string(), buffer);
+                }
+            }
+            _ => {
+                doc["options"] = json!({
+                    "take_over_mutable_buffer": u.arbitrary::<bool>()?,
+                    "minimum_deployment_target": *u.choose(&["iOS17", "iOS18"])?,
+                });
+            }
+        }
+    }
+    Ok(doc.to_string())
+}
+
+/// A document written from scratch: see the module's comment.
+fn generated_document(u: &mut Unstructured) -> Result<String> {
     let faults = match u.int_in_range(0u8..=5)? {
         0..=2 => 0,
         n => n - 2,
