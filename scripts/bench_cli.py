@@ -41,10 +41,10 @@ def timed(argv: list[str]) -> tuple[float, int]:
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     err = proc.stderr.read().decode() if proc.stderr else ""
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    code = os.waitstatus_to_exitcode(status)
     # 0: planned; 1: planned, and the stock proposal the document carries breaks a rule.
-    if proc.returncode not in (0, 1):
-        sys.exit(f"{' '.join(argv)} exited {proc.returncode}: {err}")
+    if code not in (0, 1):
+        sys.exit(f"{' '.join(argv)} exited {code}: {err}")
     return wall, usage.ru_maxrss * 1024
 
 
