@@ -1,6 +1,6 @@
-//! Bridge parsing on any text: a typed error or a graph, never a panic or a hang. Half the inputs
-//! are the fuzzer's bytes as they are (seeded from data/), half go through the structure-aware
-//! generator.
+//! Bridge parsing on any text: a typed error or a graph, never a panic or a hang. An input whose
+//! first byte is zero goes through the structure-aware generator; any other is parsed as it is
+//! (the corpus is seeded from data/).
 #![no_main]
 
 use arbitrary::Unstructured;
