@@ -117,18 +117,28 @@ struct Cells {
 }
 
 impl Cells {
+    /// `row`'s two sets, `(reach, claimed)`, of `words` words each.
+    fn sets(&self, row: u32, words: usize) -> (&[u64], &[u64]) {
+        let at = row as usize * 2 * words;
+        self.data[at..at + 2 * words].split_at(words)
+    }
+
+    fn sets_mut(&mut self, row: u32, words: usize) -> (&mut [u64], &mut [u64]) {
+        let at = row as usize * 2 * words;
+        self.data[at..at + 2 * words].split_at_mut(words)
+    }
+
     /// Applies the merges `row` has not seen.
     fn catch_up(&mut self, row: u32, words: usize, log: &[Merge], records: &[u64]) {
-        let seen = &mut self.seen[row as usize];
-        if *seen as usize == log.len() {
+        let from = self.seen[row as usize] as usize;
+        if from == log.len() {
             return;
         }
-        let at = row as usize * 2 * words;
-        let (reach, claims) = self.data[at..at + 2 * words].split_at_mut(words);
-        for (i, merge) in log.iter().enumerate().skip(*seen as usize) {
+        let (reach, claims) = self.sets_mut(row, words);
+        for (i, merge) in log.iter().enumerate().skip(from) {
             merge.relabel(&records[i * words..(i + 1) * words], reach, claims);
         }
-        *seen = log.len() as u32;
+        self.seen[row as usize] = log.len() as u32;
     }
 }
 
@@ -184,8 +194,7 @@ impl Rows {
         self.row_of[node] = row;
         self.holder[row as usize] = node as u32;
         cells.seen[row as usize] = self.log.len() as u32;
-        let at = row as usize * 2 * words;
-        let (r, c) = cells.data[at..at + 2 * words].split_at_mut(words);
+        let (r, c) = cells.sets_mut(row, words);
         r.copy_from_slice(reach);
         c.copy_from_slice(claimed);
     }
@@ -231,8 +240,7 @@ impl Rows {
             let words = self.words;
             let cells = self.cells.get_mut();
             cells.catch_up(row, words, &self.log, &self.records);
-            let at = row as usize * 2 * words;
-            let (r, c) = cells.data[at..at + 2 * words].split_at_mut(words);
+            let (r, c) = cells.sets_mut(row, words);
             f(r, c);
         }
     }
@@ -274,8 +282,7 @@ impl Rows {
         for n in nodes {
             if let Some(row) = self.row(n) {
                 cells.catch_up(row, words, &self.log, &self.records);
-                let at = row as usize * 2 * words;
-                let (r, c) = cells.data[at..at + 2 * words].split_at(words);
+                let (r, c) = cells.sets(row, words);
                 or_into(&mut reach, r);
                 or_into(&mut claimed, c);
             }
