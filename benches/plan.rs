@@ -172,17 +172,11 @@ fn checking(c: &mut Criterion) {
     group.sample_size(10);
     let graphs = [
         (
-            "generated, 1000000 nodes".to_string(),
+            "generated, 1000000 nodes",
             generate(1_000_000, SEED).expect("generates"),
         ),
-        (
-            "1000 buffers x chains of 1000".to_string(),
-            chains(1000, 1000),
-        ),
-        (
-            "10 buffers x chains of 100000".to_string(),
-            chains(10, 100_000),
-        ),
+        ("1000 buffers x chains of 1000", chains(1000, 1000)),
+        ("10 buffers x chains of 100000", chains(10, 100_000)),
     ];
     for (name, text) in graphs {
         let graph = parse_graph(&text).expect("imports");
