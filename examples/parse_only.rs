@@ -1,5 +1,6 @@
-//! Parses one graph three times and prints each parse's time: the importer alone, for comparing
-//! readers (docs/performance.md). `cargo run --release --example parse_only -- GRAPH.json`
+//! Parses one graph three times (or RUNS) and prints each parse's time: the importer alone, for
+//! comparing readers and profiling (docs/performance.md).
+//! `cargo run --release --example parse_only -- GRAPH.json [RUNS]`
 fn main() {
     let Some(path) = std::env::args().nth(1) else {
         eprintln!("usage: parse_only GRAPH.json");
@@ -12,7 +13,11 @@ fn main() {
             std::process::exit(2);
         }
     };
-    for _ in 0..3 {
+    let runs: usize = std::env::args()
+        .nth(2)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(3);
+    for _ in 0..runs {
         let start = std::time::Instant::now();
         match partition_planner::parse_graph(&text) {
             Ok(graph) => eprintln!(

@@ -2,11 +2,12 @@
 
 mod bridge;
 mod error;
+mod framed;
 mod node_list;
 mod read_args;
 mod read_nodes;
 mod references;
-mod split;
+mod scan;
 
 use crate::schema::GRAPH_SCHEMA;
 pub use error::ImportError;
@@ -23,11 +24,18 @@ use std::collections::HashMap;
 
 /// Parses and validates one bridge JSON document.
 pub fn parse_graph(text: &str) -> Result<Graph, ImportError> {
-    let raw = match split::read_in_two(text) {
+    let raw = match framed::read_framed(text) {
         Some(raw) => raw,
         None => read_document(text)?,
     };
     finish(raw)
+}
+
+/// Parses a document with serde's visitors alone: the reader the faster route (`framed`, `scan`)
+/// must always agree with. For differential tests and fuzzing; planning uses [`parse_graph`].
+#[doc(hidden)]
+pub fn parse_graph_by_serde(text: &str) -> Result<Graph, ImportError> {
+    read_document(text).and_then(finish)
 }
 
 /// Reads a document on one thread, with the errors a user should see.
@@ -358,14 +366,14 @@ fn find_all(names: &NameIndex, nodes: &[Node], keys: &[&str]) -> Vec<Option<(Nod
             .map(|k| names.find(nodes, k).map(|id| (id, nodes[id.index()].op)))
             .collect()
     };
-    if keys.len() < ON_TWO_THREADS_FROM || !split::two_cores() {
+    if keys.len() < ON_TWO_THREADS_FROM || !framed::two_cores() {
         return find(keys);
     }
     let (first, second) = keys.split_at(keys.len() / 2);
     std::thread::scope(|scope| {
         let second = scope.spawn(|| find(second));
         let mut found = find(first);
-        found.extend(split::join(second));
+        found.extend(framed::join(second));
         found
     })
 }

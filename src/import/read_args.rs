@@ -23,7 +23,7 @@ pub(super) struct ArgContext<'a> {
 
 impl ArgContext<'_> {
     /// A reference to `name`: resolved when the node has been read, else left for later.
-    fn reference(&mut self, name: &str) -> Arg {
+    pub fn reference(&mut self, name: &str) -> Arg {
         let id = match self.list.names.find(&self.list.nodes, name) {
             Some(id) => id,
             None => {
@@ -139,15 +139,28 @@ impl<'de> Visitor<'de> for ArgSeed<'_, '_> {
             }
         }
         self.0.list.nesting.leave();
-        match reference {
-            None => Ok(Arg::Dict(entries.into_boxed_slice())),
-            Some(Some(arg)) if entries.is_empty() => Ok(arg),
-            Some(_) => {
+        match object_arg(entries, reference) {
+            Some(arg) => Ok(arg),
+            None => {
                 self.0
                     .malformed("a reference is {\"node\": NAME} with nothing else".into());
                 Ok(Arg::Null)
             }
         }
+    }
+}
+
+/// The argument a JSON object stands for: a dictionary of `entries`, or, when it had a `node` key
+/// (`reference`: the reference when that key's value was a name), the reference. `None` for a
+/// malformed reference: a `node` key that is not a name, or keys besides it.
+pub(super) fn object_arg(
+    entries: Vec<(Box<str>, Arg)>,
+    reference: Option<Option<Arg>>,
+) -> Option<Arg> {
+    match reference {
+        None => Some(Arg::Dict(entries.into_boxed_slice())),
+        Some(Some(arg)) if entries.is_empty() => Some(arg),
+        Some(_) => None,
     }
 }
 

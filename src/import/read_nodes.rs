@@ -47,7 +47,7 @@ impl<'de> Visitor<'de> for NodesSeed<'_> {
     }
 }
 
-const NODE_FIELDS: &[&str] = &[
+pub(super) const NODE_FIELDS: &[&str] = &[
     "name",
     "op",
     "target",
@@ -78,55 +78,73 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
         let NodeSeed { list, index } = self;
-        let (mut name, mut op, mut target) = (None, None, None);
-        let (mut args, mut kwargs) = (SmallVec::new(), Box::default());
-        let (mut supported, mut tag, mut meta) = (None, None, TensorMeta::default());
-        let mut inputs = Inputs::default();
-        // Inputs are in order of first reference, args before kwargs, whatever the key order.
-        let (mut args_read, mut kwargs_first) = (false, false);
+        let mut parts = NodeParts::default();
         while let Some(key) = map.next_key::<Key>()? {
             match key.as_str() {
-                "name" => name = Some(CompactString::new(map.next_value::<Key>()?.as_str())),
-                "op" => op = Some(map.next_value::<OpKind>()?),
-                "target" => target = Some(map.next_value::<Key>()?),
+                "name" => parts.name = Some(CompactString::new(map.next_value::<Key>()?.as_str())),
+                "op" => parts.op = Some(map.next_value::<OpKind>()?),
+                "target" => parts.target = Some(map.next_value::<Key>()?),
                 "args" => {
                     let mut ctx = ArgContext {
                         list,
                         node: index,
                         field: "args",
-                        inputs: &mut inputs,
+                        inputs: &mut parts.inputs,
                     };
-                    args_read = true;
-                    args = map.next_value_seed(ArgsSeed(&mut ctx))?;
+                    parts.args_read = true;
+                    parts.args = map.next_value_seed(ArgsSeed(&mut ctx))?;
                 }
                 "kwargs" => {
                     let mut ctx = ArgContext {
                         list,
                         node: index,
                         field: "kwargs",
-                        inputs: &mut inputs,
+                        inputs: &mut parts.inputs,
                     };
-                    kwargs_first = !args_read;
-                    kwargs = match map.next_value_seed(ArgSeed(&mut ctx))? {
-                        Arg::Dict(entries) => entries,
-                        // `{"node": NAME}` as kwargs: one keyword argument `node` referring to NAME.
-                        reference @ Arg::Node(_) => Box::new([("node".into(), reference)]),
-                        _ => return Err(de::Error::custom("kwargs must be a JSON object")),
-                    };
+                    parts.kwargs_first = !parts.args_read;
+                    let kwargs = map.next_value_seed(ArgSeed(&mut ctx))?;
+                    parts.kwargs = kwargs_of(kwargs)
+                        .ok_or_else(|| de::Error::custom("kwargs must be a JSON object"))?;
                 }
-                "supported" => supported = map.next_value::<Option<bool>>()?,
+                "supported" => parts.supported = map.next_value::<Option<bool>>()?,
                 "delegation_tag" => {
-                    tag = map
+                    parts.tag = map
                         .next_value::<Option<Key>>()?
                         .map(|t| intern(&mut list.tags, t.as_str()));
                 }
-                "meta" => meta = map.next_value_seed(MetaSeed(list))?,
+                "meta" => parts.meta = map.next_value_seed(MetaSeed(list))?,
                 other => return Err(de::Error::unknown_field(other, NODE_FIELDS)),
             }
         }
-        let name = name.ok_or_else(|| de::Error::missing_field("name"))?;
-        let op = op.ok_or_else(|| de::Error::missing_field("op"))?;
-        let target = match target {
+        parts.into_node(list).map_err(de::Error::missing_field)
+    }
+}
+
+/// A node's fields as read, in whatever order the document gives them; the serde visitor and the
+/// fast reader (`import::scan`) both assemble nodes from these.
+#[derive(Default)]
+pub(super) struct NodeParts<'t> {
+    pub name: Option<CompactString>,
+    pub op: Option<OpKind>,
+    pub target: Option<Key<'t>>,
+    pub args: SmallVec<[Arg; 2]>,
+    pub kwargs: Kwargs,
+    pub supported: Option<bool>,
+    pub tag: Option<crate::graph::Symbol>,
+    pub meta: TensorMeta,
+    pub inputs: Inputs,
+    /// Inputs are in order of first reference, args before kwargs, whatever the key order: when
+    /// kwargs come first, the list is recomputed once the node is whole.
+    pub args_read: bool,
+    pub kwargs_first: bool,
+}
+
+impl NodeParts<'_> {
+    /// The node, or the name of the first required field it lacks.
+    pub fn into_node(self, list: &mut NodeList) -> Result<Node, &'static str> {
+        let name = self.name.ok_or("name")?;
+        let op = self.op.ok_or("op")?;
+        let target = match self.target {
             Some(t) if shares_target(op) => list.symbol(t.as_str()),
             Some(t) => t.as_str().into(),
             None => list.symbol(""),
@@ -135,17 +153,30 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
             name,
             op,
             target,
-            args,
-            kwargs,
-            inputs: inputs.list,
-            supported: supported.unwrap_or(tag.is_some()),
-            stock_tag: tag,
-            meta,
+            args: self.args,
+            kwargs: self.kwargs,
+            inputs: self.inputs.list,
+            supported: self.supported.unwrap_or(self.tag.is_some()),
+            stock_tag: self.tag,
+            meta: self.meta,
         };
-        if kwargs_first {
+        if self.kwargs_first {
             recompute_inputs(&mut node);
         }
         Ok(node)
+    }
+}
+
+/// A node's keyword arguments, in input order.
+type Kwargs = Box<[(Box<str>, Arg)]>;
+
+/// A node's keyword arguments from the value of `kwargs`: a JSON object, or `{"node": NAME}`, read
+/// as one keyword argument `node` referring to NAME. `None` for anything else.
+pub(super) fn kwargs_of(value: Arg) -> Option<Kwargs> {
+    match value {
+        Arg::Dict(entries) => Some(entries),
+        reference @ Arg::Node(_) => Some(Box::new([("node".into(), reference)])),
+        _ => None,
     }
 }
 

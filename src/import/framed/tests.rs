@@ -1,15 +1,15 @@
-//! Reading on two threads must give exactly what one thread gives: the same graph, or the same
-//! error. Since the second thread starts at the first guess at or after a given offset, starting
+//! The framed reader, on one thread or two, must give exactly what serde alone gives: the same
+//! graph, or the same error. Since the second thread starts at the first guess at or after a given offset, starting
 //! the search just before each `"name"` key in the text tries every guess there is.
 
 use super::*;
 use crate::graph::{Graph, NodeId};
-use crate::import::{ImportError, finish, read_document};
+use crate::import::{ImportError, finish};
 use crate::synthetic::BridgeBuilder;
 use serde_json::{Value, json};
 
 fn one_thread(text: &str) -> Result<Graph, ImportError> {
-    read_document(text).and_then(finish)
+    crate::import::parse_graph_by_serde(text)
 }
 
 /// What `parse_graph` does with the second thread's search starting at `from`, and the index of
@@ -46,9 +46,19 @@ fn check_every_split(text: &str) -> usize {
     check_splits(text, 1)
 }
 
-/// Checks every `step`-th guess in `text`.
+/// What `parse_graph` does with a document too small for a second thread: the framed reader, and
+/// serde alone when it declines.
+fn framed(text: &str) -> Result<Graph, ImportError> {
+    match read_split_at(text, None) {
+        Some((document, _)) => finish(document),
+        None => one_thread(text),
+    }
+}
+
+/// Checks the framed reader on one thread, and every `step`-th guess in `text`.
 fn check_splits(text: &str, step: usize) -> usize {
     let one = one_thread(text);
+    assert_same(&one, &framed(text), 0);
     let mut taken = 0;
     for (key, _) in text.match_indices("\"name\"").step_by(step) {
         let (two, second_from) = two_threads(text, key.saturating_sub(1));

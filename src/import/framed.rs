@@ -1,15 +1,20 @@
-//! Reading a large document's node list on two threads. Reading is most of the time planning takes
-//! on a large graph, and a JSON array can only be read from its start, so the second thread starts
-//! at a guess: a place near the middle of the text that looks like the start of a node,
-//! `, {"name": "…"`. The guess may lie inside a string or in another field. The first thread reads
-//! the document from its start, one top-level value or node at a time so that it knows where each
-//! ends, and takes the second thread's nodes only on arriving at a node that starts exactly at the
-//! guess. Anything else (the guess never reached, an error on either side) falls back to reading
-//! on one thread, so the result, and every error, is what one thread would give.
+//! Reading a document one top-level value and one node at a time, each node by the scanner
+//! (`import::scan`) and by serde only when the scanner declines it. Reading is most of the time
+//! planning takes, and this is the fast route; anything it cannot read (an error, an unusual
+//! document) gives `None`, and the caller reads the document with serde alone, which gives every
+//! error its line and column. So the result is always what serde alone would give.
+//!
+//! A large document's node list is read on two threads. A JSON array can only be read from its
+//! start, so the second thread starts at a guess: a place near the middle of the text that looks
+//! like the start of a node, `, {"name": "…"`. The guess may lie inside a string or in another
+//! field. The first thread reads the document from its start, knowing where each value ends, and
+//! takes the second thread's nodes only on arriving at a node that starts exactly at the guess;
+//! otherwise it reads them itself.
 
 use super::bridge::{FieldSeed, RawDocument};
 use super::node_list::NodeList;
 use super::read_nodes::NodeSeed;
+use super::scan::scan_node;
 use serde::de::{DeserializeSeed, IgnoredAny};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,28 +32,35 @@ const SECOND_THREAD_FROM: f64 = 0.51;
 /// which fails or not exactly as it would alone.
 const MAX_NESTING: usize = 100;
 
-/// Reads the document with its node list split between two threads; `None` when that is not worth
-/// it or did not work out, and the caller should read it on one thread.
-pub(super) fn read_in_two(text: &str) -> Option<RawDocument> {
-    if text.len() < MIN_BYTES || !two_cores() {
-        return None;
-    }
-    let from = (text.len() as f64 * SECOND_THREAD_FROM) as usize;
-    read_split_after(text, from).map(|(document, _)| document)
+/// Reads the document as described above; `None` when it cannot, and the caller should read it
+/// with serde alone.
+pub(super) fn read_framed(text: &str) -> Option<RawDocument> {
+    let split = if text.len() >= MIN_BYTES && two_cores() {
+        find_split(text, (text.len() as f64 * SECOND_THREAD_FROM) as usize)
+    } else {
+        None
+    };
+    read_split_at(text, split).map(|(document, _)| document)
 }
 
 /// Reads the document with a second thread starting at the first guess at or after `from`. With
 /// the document comes the index of the first node the second thread read, if its nodes were taken.
+#[cfg(test)]
 pub(super) fn read_split_after(text: &str, from: usize) -> Option<(RawDocument, Option<usize>)> {
-    let split = find_split(text, from)?;
+    read_split_at(text, Some(find_split(text, from)?))
+}
+
+/// Reads the document, with a second thread reading nodes from `split` if there is one.
+fn read_split_at(text: &str, split: Option<usize>) -> Option<(RawDocument, Option<usize>)> {
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
-        let mut tail = Some(scope.spawn(|| read_tail(text, split, &stop)));
+        let stop = &stop;
+        let mut tail = split.map(|split| scope.spawn(move || read_tail(text, split, stop)));
         let mut framed = Framed {
             text,
             at: 0,
             split,
-            stop: &stop,
+            stop,
             tail: &mut tail,
             second_from: None,
         };
@@ -84,7 +96,7 @@ type Tail = Option<(NodeList, usize)>;
 struct Framed<'t, 's, 'h> {
     text: &'t str,
     at: usize,
-    split: usize,
+    split: Option<usize>,
     stop: &'s AtomicBool,
     tail: &'h mut Option<ScopedJoinHandle<'s, Tail>>,
     second_from: Option<usize>,
@@ -122,25 +134,21 @@ impl<'t> Framed<'t, '_, '_> {
         let mut more = !self.close(b']');
         while more {
             self.skip_whitespace();
-            if self.at == self.split {
+            if Some(self.at) == self.split {
                 let (tail, end) = join(self.tail.take()?)?;
                 self.second_from = Some(list.nodes.len());
                 list.append(tail);
                 self.at = end + 1;
                 return shallow(list);
             }
-            if self.at > self.split {
+            if self.split.is_some_and(|split| self.at > split) {
                 // Past the guess without arriving at it: it was not the start of a node here.
                 self.stop.store(true, Ordering::Relaxed);
             }
-            let index = u32::try_from(list.nodes.len())
-                .ok()
-                .filter(|&i| i < u32::MAX - 1)?;
-            let node = self.value(NodeSeed {
-                list: &mut list,
-                index,
-            })?;
-            list.push(node);
+            if list.nodes.len() >= u32::MAX as usize - 1 {
+                return None;
+            }
+            self.at = read_node(self.text, self.at, &mut list)?;
             more = self.comma_or(b']')?;
         }
         self.stop.store(true, Ordering::Relaxed);
@@ -191,6 +199,18 @@ fn read_value<'t, S: DeserializeSeed<'t>>(
     (read > 0).then_some((value, read))
 }
 
+/// Reads the node at `at` and adds it to `list`: the offset just past it. The scanner reads it
+/// when it can, serde otherwise; `None` when neither can.
+fn read_node(text: &str, at: usize, list: &mut NodeList) -> Option<usize> {
+    if let Some(end) = scan_node(text, at, list) {
+        return Some(end);
+    }
+    let index = u32::try_from(list.nodes.len()).ok()?;
+    let (node, read) = read_value(text, at, NodeSeed { list, index })?;
+    list.push(node);
+    Some(at + read)
+}
+
 /// Reads nodes from `start` to the end of the list they are in; `None` at anything that is not a
 /// node list, or when told to stop.
 fn read_tail(text: &str, start: usize, stop: &AtomicBool) -> Tail {
@@ -201,17 +221,8 @@ fn read_tail(text: &str, start: usize, stop: &AtomicBool) -> Tail {
         if stop.load(Ordering::Relaxed) || list.nodes.len() >= u32::MAX as usize - 1 {
             return None;
         }
-        let index = list.nodes.len() as u32;
-        let (node, read) = read_value(
-            text,
-            at,
-            NodeSeed {
-                list: &mut list,
-                index,
-            },
-        )?;
-        list.push(node);
-        at = after_whitespace(bytes, at + read);
+        let end = read_node(text, at, &mut list)?;
+        at = after_whitespace(bytes, end);
         match bytes.get(at) {
             Some(b',') => at = after_whitespace(bytes, at + 1),
             Some(b']') => return shallow(list).map(|list| (list, at)),
