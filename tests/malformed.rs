@@ -270,3 +270,37 @@ fn a_getitem_reading_two_nodes_is_refused() {
         &["node \"aten_sum_dim_int_list\" is a getitem reading 2 nodes"],
     );
 }
+
+/// The graph file itself: empty, not UTF-8, a directory, missing. Each is refused as the file it
+/// is (the document is mapped from the file, not copied, when it can be).
+#[test]
+fn unreadable_graph_files_are_refused() {
+    let dir = std::env::temp_dir().join(format!("partition-planner-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let empty = dir.join("empty.json");
+    std::fs::write(&empty, "").unwrap();
+    let latin1 = dir.join("latin1.json");
+    std::fs::write(&latin1, b"{\"schema\": \"caf\xe9\"}").unwrap();
+    let cases = [
+        (
+            empty,
+            "invalid JSON at line 1, column 0: EOF while parsing a value",
+        ),
+        (latin1, "stream did not contain valid UTF-8"),
+        (dir.clone(), "cannot read"),
+        (dir.join("missing.json"), "cannot read"),
+    ];
+    for (path, expected) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_partition-planner"))
+            .args(["plan", path.to_str().unwrap()])
+            .output()
+            .expect("the binary runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {err}", path.display());
+        assert!(
+            err.contains(expected),
+            "{}: {err:?} lacks {expected:?}",
+            path.display()
+        );
+    }
+}
