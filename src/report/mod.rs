@@ -2,6 +2,7 @@
 
 mod findings;
 mod json;
+pub mod map;
 mod reasons;
 mod text;
 mod whatif;
