@@ -139,6 +139,71 @@ impl Planned {
     pub fn manifest(&self) -> Manifest {
         manifest(&self.graph, &self.plan.tagging, &self.plan.options)
     }
+    /// The partition map the pictures are drawn from (`partition-planner render`).
+    pub fn map(&self) -> report::map::Map<'_> {
+        report::map::Map::new(&self.graph, &self.analysis, &self.plan, &self.verdict)
+    }
+    /// What to call the model in a picture: the model the exporter recorded, else `fallback`.
+    pub fn title(&self, fallback: &str) -> String {
+        let recorded = self.graph.producer.as_ref().and_then(|p| p.get("model"));
+        recorded
+            .and_then(|m| m.as_str())
+            .unwrap_or(fallback)
+            .to_string()
+    }
+    /// The plan drawn beside the stock proposal (docs/pictures.md).
+    pub fn picture(&self, format: PictureFormat, title: &str) -> Picture {
+        let map = self.map();
+        match format {
+            PictureFormat::Html => Picture::Text(report::map::html(&map, title)),
+            PictureFormat::Svg => Picture::Text(report::map::svg(&map, title)),
+            PictureFormat::Dot => Picture::Text(report::map::dot(&map, title)),
+            PictureFormat::ModelExplorer => Picture::Files(
+                report::map::model_explorer(&map)
+                    .into_iter()
+                    .map(|o| {
+                        let mut text = serde_json::to_string_pretty(&o.data).unwrap_or_default();
+                        text.push('\n');
+                        (format!("{}.json", o.name), text)
+                    })
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// What `render` draws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PictureFormat {
+    /// One self-contained HTML page: both overviews, drill-down, buffers, findings.
+    Html,
+    /// Both overviews as one static SVG.
+    Svg,
+    /// Graphviz DOT of both overviews.
+    Dot,
+    /// Model Explorer node data: one file per overlay.
+    ModelExplorer,
+}
+
+impl std::str::FromStr for PictureFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "html" => Ok(PictureFormat::Html),
+            "svg" => Ok(PictureFormat::Svg),
+            "dot" => Ok(PictureFormat::Dot),
+            "model-explorer" => Ok(PictureFormat::ModelExplorer),
+            other => Err(format!(
+                "unknown picture format {other:?}: html, svg, dot or model-explorer"
+            )),
+        }
+    }
+}
+
+/// A picture: one text, or named files (Model Explorer's overlays).
+pub enum Picture {
+    Text(String),
+    Files(Vec<(String, String)>),
 }
 
 pub fn plan_document(text: &str, overrides: &Overrides) -> Result<Planned, ApiError> {

@@ -4,8 +4,8 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use partition_planner::api::{
-    ApiError, Checking, Overrides, check_document, generate_document, manifest_diff_documents,
-    manifest_document, plan_document, whatif_document,
+    ApiError, Checking, Overrides, Picture, PictureFormat, Planned, check_document,
+    generate_document, manifest_diff_documents, manifest_document, plan_document, whatif_document,
 };
 use partition_planner::cost::CostOverrides;
 use partition_planner::manifest::Manifest;
@@ -42,6 +42,23 @@ enum Command {
         /// Also write the Core ML cache manifest: one content key per delegate partition.
         #[arg(long, value_name = "FILE")]
         emit_manifest: Option<PathBuf>,
+    },
+    /// Draw the plan beside the stock proposal: an HTML partition map (boxes, chains, findings,
+    /// one self-contained file), a static SVG, Graphviz DOT, or Model Explorer node data.
+    Render {
+        #[command(flatten)]
+        input: Input,
+        /// As for `plan`.
+        #[arg(long = "strategy", value_name = "[BUFFER=]STRATEGY")]
+        strategies: Vec<String>,
+        #[command(flatten)]
+        cost: CostArg,
+        #[arg(long, value_enum, default_value_t = PictureArg::Html)]
+        format: PictureArg,
+        /// Write the picture here (for `model-explorer`, a directory for its three files) instead
+        /// of standard output.
+        #[arg(short, long, value_name = "PATH")]
+        output: Option<PathBuf>,
     },
     /// List the entries of an old manifest a Core ML cache must drop for a new one, and the
     /// entries to compile.
@@ -115,8 +132,9 @@ impl CostArg {
     }
 }
 
+/// The graph and the options a plan is made for, shared by every command that reads a graph.
 #[derive(Args)]
-struct Common {
+struct Input {
     /// Bridge JSON v1 document (docs/bridge-json.md).
     graph: PathBuf,
     #[arg(long, value_name = "true|false")]
@@ -126,14 +144,9 @@ struct Common {
     /// Minimum deployment target: iOS15, iOS16, iOS17 or iOS18.
     #[arg(long, value_name = "TARGET")]
     min_target: Option<DeploymentTarget>,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    format: Format,
-    /// Write the report here instead of standard output.
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
 }
 
-impl Common {
+impl Input {
     fn overrides(&self, strategies: Vec<String>, cost: CostOverrides) -> Overrides {
         Overrides {
             options: PartialOptions {
@@ -145,6 +158,31 @@ impl Common {
             strategies,
             cost,
         }
+    }
+
+    /// Plans the graph as `plan` does.
+    fn plan(&self, strategies: Vec<String>, cost: CostOverrides) -> Result<Planned, Failure> {
+        let bytes = GraphBytes::open(&self.graph)?;
+        let text = bytes.text(&self.graph)?;
+        plan_document(text, &self.overrides(strategies, cost))
+            .map_err(|e| Failure(2, format!("{}: {e}", self.graph.display())))
+    }
+}
+
+#[derive(Args)]
+struct Common {
+    #[command(flatten)]
+    input: Input,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Write the report here instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+impl Common {
+    fn overrides(&self, strategies: Vec<String>, cost: CostOverrides) -> Overrides {
+        self.input.overrides(strategies, cost)
     }
 
     fn render<J: serde::Serialize>(
@@ -167,6 +205,55 @@ impl Common {
 enum Format {
     Json,
     Text,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum PictureArg {
+    /// One self-contained page: the overviews side by side, drill-down, buffers and findings.
+    Html,
+    /// Both overviews as one static SVG.
+    Svg,
+    /// Graphviz DOT of both overviews.
+    Dot,
+    /// Model Explorer node data: partition.json, strategy.json and violation.json.
+    ModelExplorer,
+}
+
+fn render(
+    input: &Input,
+    strategies: Vec<String>,
+    cost: CostOverrides,
+    format: PictureArg,
+    output: Option<&Path>,
+) -> Result<u8, Failure> {
+    let format = match format {
+        PictureArg::Html => PictureFormat::Html,
+        PictureArg::Svg => PictureFormat::Svg,
+        PictureArg::Dot => PictureFormat::Dot,
+        PictureArg::ModelExplorer => PictureFormat::ModelExplorer,
+    };
+    if format == PictureFormat::ModelExplorer && output.is_none() {
+        return Err(Failure(
+            2,
+            "--format model-explorer writes three files: give a directory with -o".into(),
+        ));
+    }
+    let planned = input.plan(strategies, cost)?;
+    let file_name = input.graph.file_name().map(|f| f.to_string_lossy());
+    let title = planned.title(file_name.as_deref().unwrap_or("graph"));
+    match planned.picture(format, &title) {
+        Picture::Text(text) => write_to(output, &text)?,
+        Picture::Files(files) => {
+            let dir = output.unwrap_or(Path::new("."));
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Failure(2, format!("cannot create {}: {e}", dir.display())))?;
+            for (name, text) in files {
+                write_to(Some(&dir.join(name)), &text)?;
+            }
+        }
+    }
+    exiting(planned);
+    Ok(0)
 }
 
 /// A failure that ends the command with the given exit code.
@@ -278,13 +365,13 @@ fn whatif(
         }],
     };
     let batch = scenarios.len() != 1 || changes.is_empty();
-    let bytes = GraphBytes::open(&common.graph)?;
-    let text = bytes.text(&common.graph)?;
+    let bytes = GraphBytes::open(&common.input.graph)?;
+    let text = bytes.text(&common.input.graph)?;
     let answers = whatif_document(text, &common.overrides(strategies, cost), scenarios).map_err(
         |e| match e {
             // A scenario's error names the scenario; anything else is the graph's.
             ApiError::Scenario { .. } => Failure(2, e.to_string()),
-            e => Failure(2, format!("{}: {e}", common.graph.display())),
+            e => Failure(2, format!("{}: {e}", common.input.graph.display())),
         },
     )?;
     drop(bytes);
@@ -315,11 +402,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             cost,
             emit_manifest,
         } => {
-            let bytes = GraphBytes::open(&common.graph)?;
-            let text = bytes.text(&common.graph)?;
-            let planned = plan_document(text, &common.overrides(strategies, cost.merged()))
-                .map_err(|e| Failure(2, format!("{}: {e}", common.graph.display())))?;
-            drop(bytes);
+            let planned = common.input.plan(strategies, cost.merged())?;
             common.emit(common.render(|| planned.json(), || planned.text()))?;
             if let Some(path) = emit_manifest {
                 write_to(Some(&path), &pretty(&planned.manifest()))?;
@@ -333,13 +416,20 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             exiting(planned);
             Ok(0)
         }
+        Command::Render {
+            input,
+            strategies,
+            cost,
+            format,
+            output,
+        } => render(&input, strategies, cost.merged(), format, output.as_deref()),
         Command::Check {
             common,
             stock,
             executorch,
         } => {
-            let bytes = GraphBytes::open(&common.graph)?;
-            let text = bytes.text(&common.graph)?;
+            let bytes = GraphBytes::open(&common.input.graph)?;
+            let text = bytes.text(&common.input.graph)?;
             let checking = match (stock, executorch) {
                 (false, _) => Checking::Document,
                 (true, None) => Checking::Stock(None),
@@ -352,7 +442,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 &common.overrides(Vec::new(), CostOverrides::default()),
                 checking,
             )
-            .map_err(|e| Failure(2, format!("{}: {e}", common.graph.display())))?;
+            .map_err(|e| Failure(2, format!("{}: {e}", common.input.graph.display())))?;
             common.emit(common.render(|| checked.json(), || checked.text()))?;
             let code = if checked.ok() { 0 } else { 1 };
             exiting(checked);

@@ -3,6 +3,7 @@
 - ``export_graph``: bridge JSON v1 of an ExecuTorch edge program (needs torch and executorch).
 - ``plan`` / ``check``: the Rust planner and checker, JSON in and out (``partition_planner._native``).
 - ``manifest``: one content key per delegate partition, for a Core ML cache to drop what changed.
+- ``render``: the plan beside the stock proposal, as an HTML partition map, SVG, DOT or Model Explorer data.
 - ``apply_plan``: a plan's ``node_tags`` onto ``meta["delegation_tag"]``.
 - ``PlannedCoreMLPartitioner``: a drop-in ``CoreMLPartitioner`` that plans (``partition_planner.partitioner``).
 - ``export_llm``: executorch's export_llm with the planner (``python -m partition_planner.export_llm``).
@@ -43,6 +44,31 @@ def manifest(graph: Mapping, overrides: Optional[Mapping] = None) -> dict:
     return json.loads(_native.manifest(json.dumps(graph), None if overrides is None else json.dumps(overrides)))
 
 
+def render(graph: Mapping, path, overrides: Optional[Mapping] = None, format: str = "html") -> None:
+    """Plans a bridge JSON document and draws the plan beside the stock proposal at ``path``:
+    ``html`` (one self-contained page, docs/pictures.md), ``svg``, ``dot`` (Graphviz), or
+    ``model-explorer`` (``path`` is a directory for partition.json, strategy.json, violation.json)."""
+    from . import _native
+
+    _write_picture(
+        _native.render(json.dumps(graph), None if overrides is None else json.dumps(overrides), format),
+        path,
+        format,
+    )
+
+
+def _write_picture(picture: str, path, format: str) -> None:
+    import pathlib
+
+    path = pathlib.Path(path)
+    if format == "model-explorer":
+        path.mkdir(parents=True, exist_ok=True)
+        for name, text in json.loads(picture).items():
+            (path / name).write_text(text, encoding="utf-8")
+    else:
+        path.write_text(picture, encoding="utf-8")
+
+
 def __getattr__(name):
     # torch and executorch are imported only when their parts are used.
     if name == "export_graph":
@@ -76,4 +102,5 @@ __all__ = [
     "export_llm",
     "manifest",
     "plan",
+    "render",
 ]

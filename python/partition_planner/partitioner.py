@@ -214,6 +214,16 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         """The last plan as the text report a person reads (planned again: milliseconds)."""
         return _native.plan_text(*self._inputs[-1]) if self._inputs else ""
 
+    def render(self, path, format: str = "html") -> None:
+        """Draws the last plan beside the stock proposal at ``path`` (planned again: milliseconds):
+        ``html``, ``dot`` or ``model-explorer`` (a directory), as ``partition_planner.render``."""
+        if not self._inputs:
+            raise RuntimeError("render() needs a plan: call partition() (or to_edge_transform_and_lower) first")
+        from . import _write_picture
+
+        graph, overrides = self._inputs[-1]
+        _write_picture(_native.render(graph, overrides, format), path, format)
+
     def reports(self) -> List[str]:
         """Every plan's text report, in the order of ``plans``."""
         return [_native.plan_text(*given) for given in self._inputs]

@@ -2,7 +2,7 @@
 //! planning logic lives here.
 
 use partition_planner::api::{
-    ApiError, Checking, Overrides, Planned, check_document, plan_document,
+    ApiError, Checking, Overrides, Picture, PictureFormat, Planned, check_document, plan_document,
 };
 use partition_planner::cost::{CostModel, CostOverrides};
 use partition_planner::stock::ExecutorchVersion;
@@ -81,6 +81,33 @@ fn manifest(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<St
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Plans a document and draws the plan beside the stock proposal. `format`: `html` (one
+/// self-contained page), `svg` or `dot` return the text; `model-explorer` returns a JSON object of file
+/// name to content, one Model Explorer node-data overlay each.
+#[pyfunction]
+#[pyo3(signature = (graph, overrides=None, format="html", title="graph"))]
+fn render(
+    py: Python<'_>,
+    graph: &str,
+    overrides: Option<&str>,
+    format: &str,
+    title: &str,
+) -> PyResult<String> {
+    let format: PictureFormat = format.parse().map_err(PyValueError::new_err)?;
+    let planned = planned(py, graph, overrides)?;
+    let title = planned.title(title);
+    match py.detach(|| planned.picture(format, &title)) {
+        Picture::Text(text) => Ok(text),
+        Picture::Files(files) => {
+            let files: serde_json::Map<String, serde_json::Value> = files
+                .into_iter()
+                .map(|(name, text)| (name, serde_json::Value::String(text)))
+                .collect();
+            serde_json::to_string(&files).map_err(|e| PyValueError::new_err(e.to_string()))
+        }
+    }
+}
+
 /// The cost constants `auto` would weigh plans by: the defaults with `cost` (JSON, every constant
 /// optional) applied, as JSON. Raises `ValueError` for an unknown name or an unusable value.
 #[pyfunction]
@@ -116,6 +143,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(plan_text, m)?)?;
     m.add_function(wrap_pyfunction!(manifest, m)?)?;
+    m.add_function(wrap_pyfunction!(render, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     for (name, schema) in partition_planner::schema::ALL {
         m.add(name, schema)?;
