@@ -7,7 +7,9 @@ plan, the checker's verification, the plan written), each case's runs taken in t
 others' so that a drift in the machine's speed falls on all alike. Wall time and peak memory come
 from the kernel's accounting of each finished child (``os.wait4``). Cases:
 - the 24-layer Qwen3.5 in data/ (take-over on, iOS18, 2,898 nodes);
-- generated LLM-shaped graphs of 10^5 and 10^6 nodes (``partition-planner generate --seed 12``).
+- generated LLM-shaped graphs of 10^5 and 10^6 nodes (``partition-planner generate --seed 12``);
+- ``partition-planner render GRAPH -o map.html`` (the HTML partition map, #13) of Qwen3.5 and of
+  the 10^5-node graph, with the size of the page written.
 
 With ``--peer-python`` (a venv holding executorch, coremltools and the wheel, as scripts/test-all
 makes), the fx peer runs in the same run: ``scripts/bench_partition.py --stock-only`` builds the
@@ -72,17 +74,30 @@ def main() -> None:
             subprocess.run([binary, "generate", "--nodes", str(nodes), "--seed", "12", "-o", str(path)], check=True)
             cases[f"generated, {nodes:,} nodes"] = (path, runs)
         out = tmp / "plan.json"
+        page = tmp / "map.html"
         sizes = {name: path.stat().st_size for name, (path, _) in cases.items()}
+        commands = {name: [binary, "plan", str(path), "--format", "json", "-o", str(out)] for name, (path, _) in cases.items()}
+        renders = {
+            "render Qwen3.5 (data/)": QWEN,
+            "render generated, 100,000 nodes": cases["generated, 100,000 nodes"][0],
+        }
+        for name, path in renders.items():
+            commands[name] = [binary, "render", str(path), "-o", str(page)]
+            cases[name] = (path, args.runs)
+            sizes[name] = path.stat().st_size
         times: dict[str, list[float]] = {name: [] for name in cases}
         peaks: dict[str, list[int]] = {name: [] for name in cases}
-        for name, (path, _) in cases.items():
-            timed([binary, "plan", str(path), "--format", "json", "-o", str(out)])  # warm-up
+        written: dict[str, int] = {}
+        for name in cases:
+            timed(commands[name])  # warm-up
         for round_ in range(max(runs for _, runs in cases.values())):
-            for name, (path, runs) in cases.items():
+            for name, (_, runs) in cases.items():
                 if round_ < runs:
-                    wall, peak = timed([binary, "plan", str(path), "--format", "json", "-o", str(out)])
+                    wall, peak = timed(commands[name])
                     times[name].append(wall)
                     peaks[name].append(peak)
+                    if name in renders:
+                        written[name] = page.stat().st_size
         peer = None
         if args.peer_python:
             proc = subprocess.run(
@@ -95,14 +110,16 @@ def main() -> None:
                 sys.exit(f"the fx peer failed:\n{proc.stderr[-3000:]}")
             peer = json.loads(proc.stdout.strip().splitlines()[-1])
 
-    print(f"{time.strftime('%Y-%m-%d %H:%M')} UTC, {os.cpu_count()} cores; `plan GRAPH --format json -o FILE`, whole processes")
-    print("| graph | document | runs | wall median | min–max | peak memory |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(f"{time.strftime('%Y-%m-%d %H:%M')} UTC, {os.cpu_count()} cores; `plan GRAPH --format json -o FILE` "
+          "and `render GRAPH -o map.html`, whole processes")
+    print("| command | document | runs | wall median | min–max | peak memory | written |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for name, (_, runs) in cases.items():
         median, low, high = stats(times[name])
+        page_size = f"{written[name] / 1e6:.1f} MB" if name in written else ""
         print(
             f"| {name} | {sizes[name] / 1e6:.1f} MB | {runs} | {median * 1e3:.1f} ms | {low * 1e3:.1f}–{high * 1e3:.1f} ms "
-            f"| {max(peaks[name]) / 2**20:.0f} MiB |"
+            f"| {max(peaks[name]) / 2**20:.0f} MiB | {page_size} |"
         )
     if peer:
         fx, fx_low, fx_high = stats(peer["stock_seconds"])

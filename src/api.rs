@@ -111,6 +111,22 @@ pub enum ApiError {
     NotAManifest,
     #[error("{0}")]
     Generate(#[from] GenerateError),
+    /// A plan document that cannot be drawn over the graph given (`render --plan`).
+    #[error("{0}")]
+    PlanDocument(#[from] PlanDocumentError),
+}
+
+/// Why a `plan@1` document cannot be drawn over a graph.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanDocumentError {
+    #[error("not a {schema} document: {0}", schema = crate::schema::PLAN_SCHEMA)]
+    Malformed(String),
+    #[error("the plan tags node {0:?}, which the graph lacks: it was made for another graph")]
+    UnknownNode(String),
+    #[error("the plan says nothing of node {0:?}: it was made for another graph")]
+    MissingNode(String),
+    #[error("the plan gives buffer {buffer:?} the strategy {strategy:?}: state, cpu or io")]
+    Strategy { buffer: String, strategy: String },
 }
 
 /// A planned document: the graph and its analysis, kept for reporting, the plan, and the
@@ -145,30 +161,183 @@ impl Planned {
     }
     /// What to call the model in a picture: the model the exporter recorded, else `fallback`.
     pub fn title(&self, fallback: &str) -> String {
-        let recorded = self.graph.producer.as_ref().and_then(|p| p.get("model"));
-        recorded
-            .and_then(|m| m.as_str())
-            .unwrap_or(fallback)
-            .to_string()
+        title_of(&self.graph, fallback)
     }
     /// The plan drawn beside the stock proposal (docs/pictures.md).
     pub fn picture(&self, format: PictureFormat, title: &str) -> Picture {
-        let map = self.map();
-        match format {
-            PictureFormat::Html => Picture::Text(report::map::html(&map, title)),
-            PictureFormat::Svg => Picture::Text(report::map::svg(&map, title)),
-            PictureFormat::Dot => Picture::Text(report::map::dot(&map, title)),
-            PictureFormat::ModelExplorer => Picture::Files(
-                report::map::model_explorer(&map)
-                    .into_iter()
-                    .map(|o| {
-                        let mut text = serde_json::to_string_pretty(&o.data).unwrap_or_default();
-                        text.push('\n');
-                        (format!("{}.json", o.name), text)
-                    })
-                    .collect(),
-            ),
+        picture(&self.map(), format, title)
+    }
+}
+
+/// A plan document drawn over its graph (`render --plan`): the tags and buffer decisions it
+/// carries, checked here against every rule beside the stock proposal, as a plan made here is.
+pub struct PlanOnGraph {
+    pub graph: Graph,
+    parts: report::map::MapParts,
+}
+
+impl PlanOnGraph {
+    pub fn title(&self, fallback: &str) -> String {
+        title_of(&self.graph, fallback)
+    }
+    /// The plan drawn beside the stock proposal.
+    pub fn picture(self, format: PictureFormat, title: &str) -> Picture {
+        let PlanOnGraph { graph, parts } = self;
+        picture(&report::map::Map::from_parts(&graph, parts), format, title)
+    }
+}
+
+/// The parts of `plan@1` a picture needs.
+#[derive(Deserialize)]
+struct PlanDocumentIn {
+    schema: String,
+    #[serde(default)]
+    options: PartialOptions,
+    node_tags: indexmap::IndexMap<String, Option<String>>,
+    #[serde(default)]
+    buffers: Vec<PlanBufferIn>,
+    #[serde(default)]
+    cost: Option<PlanCostIn>,
+}
+
+#[derive(Deserialize)]
+struct PlanBufferIn {
+    buffer: String,
+    strategy: String,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct PlanCostIn {
+    #[serde(default)]
+    model: CostOverrides,
+}
+
+/// Reads `plan` (a `plan@1` document) over the bridge document `graph`. Every node must be in
+/// the plan and every tagged node in the graph: a plan for another graph is refused.
+pub fn plan_on_graph(graph: &str, plan: &str) -> Result<PlanOnGraph, ApiError> {
+    let graph = parse_graph(graph)?;
+    let doc: PlanDocumentIn =
+        serde_json::from_str(plan).map_err(|e| PlanDocumentError::Malformed(e.to_string()))?;
+    if doc.schema != crate::schema::PLAN_SCHEMA {
+        return Err(PlanDocumentError::Malformed(format!("schema {:?}", doc.schema)).into());
+    }
+    for name in doc.node_tags.keys() {
+        if graph.find(name).is_none() {
+            return Err(PlanDocumentError::UnknownNode(name.clone()).into());
         }
+    }
+    let mut tagged: Vec<(&str, &str)> = Vec::new();
+    for id in graph.ids() {
+        match doc.node_tags.get(graph.name(id)) {
+            None => return Err(PlanDocumentError::MissingNode(graph.name(id).to_string()).into()),
+            Some(Some(tag)) => tagged.push((graph.name(id), tag)),
+            Some(None) => {}
+        }
+    }
+    let tagging =
+        Tagging::by_name(&graph, &tagged).map_err(|e| PlanDocumentError::UnknownNode(e.0))?;
+    let options = doc.options.apply_to(&graph.options);
+    let model = doc
+        .cost
+        .map_or_else(CostOverrides::default, |c| c.model)
+        .apply_to(&crate::cost::CostModel::default());
+    let analysis = analyse(&graph);
+    let supported: Vec<bool> = graph.nodes.iter().map(|n| n.supported).collect();
+    let (stock, source) = stock::proposal(&graph, &analysis.index, &options, &supported);
+    let mut buffers = Vec::with_capacity(analysis.buffers.len());
+    for chain in &analysis.buffers {
+        let given = doc.buffers.iter().find(|b| b.buffer == chain.buffer);
+        let derived = derived_strategy(&tagging, chain);
+        let strategy = match given {
+            // A plan says what it decided: a fixed strategy, never `auto`.
+            Some(b) => match b.strategy.parse::<StrategyRequest>() {
+                Ok(StrategyRequest::Fixed(s)) => s,
+                _ => {
+                    return Err(PlanDocumentError::Strategy {
+                        buffer: b.buffer.clone(),
+                        strategy: b.strategy.clone(),
+                    }
+                    .into());
+                }
+            },
+            None => derived,
+        };
+        let partition = (strategy == Strategy::State)
+            .then(|| tagging.tag(chain.placeholder).map(str::to_string))
+            .flatten();
+        let reason = given
+            .and_then(|b| b.reason.clone())
+            .unwrap_or_else(|| "read from the plan's tags".into());
+        buffers.push(report::map::MapBuffer::of_chain(
+            chain, strategy, partition, reason,
+        ));
+    }
+    let plan_findings = check(&graph, &tagging, &options, &supported);
+    let stock_findings = check(&graph, &stock, &options, &supported);
+    let findings = report::map::MapFinding::all(&graph, &plan_findings, &stock_findings);
+    let mut scratch = crate::cost::Scratch::default();
+    let mut estimate = |t: &Tagging| {
+        crate::cost::estimate(
+            &graph,
+            &analysis,
+            &options,
+            &model,
+            t.partitions(),
+            t.partition_count(),
+            &mut scratch,
+        )
+    };
+    let parts = report::map::MapParts {
+        plan_estimate: estimate(&tagging),
+        stock_estimate: estimate(&stock),
+        plan: tagging,
+        stock,
+        stock_source: source.as_str(),
+        buffers,
+        findings,
+    };
+    Ok(PlanOnGraph { graph, parts })
+}
+
+/// How a buffer lives under a tagging that does not say: a state when placeholder and writer
+/// share a partition, on CPU when no node of its chain is tagged, otherwise passed through.
+fn derived_strategy(tagging: &Tagging, chain: &crate::analyse::BufferChain) -> Strategy {
+    let home = tagging.partition(chain.placeholder);
+    if home.is_some() && home == tagging.partition(chain.writer) {
+        Strategy::State
+    } else if chain.chain.iter().all(|&n| tagging.partition(n).is_none()) {
+        Strategy::Cpu
+    } else {
+        Strategy::Io
+    }
+}
+
+fn title_of(graph: &Graph, fallback: &str) -> String {
+    let recorded = graph.producer.as_ref().and_then(|p| p.get("model"));
+    recorded
+        .and_then(|m| m.as_str())
+        .unwrap_or(fallback)
+        .to_string()
+}
+
+/// A map drawn in `format`.
+pub fn picture(map: &report::map::Map<'_>, format: PictureFormat, title: &str) -> Picture {
+    match format {
+        PictureFormat::Html => Picture::Text(report::map::html(map, title)),
+        PictureFormat::Svg => Picture::Text(report::map::svg(map, title)),
+        PictureFormat::Dot => Picture::Text(report::map::dot(map, title)),
+        PictureFormat::ModelExplorer => Picture::Files(
+            report::map::model_explorer(map)
+                .into_iter()
+                .map(|o| {
+                    let mut text = serde_json::to_string_pretty(&o.data).unwrap_or_default();
+                    text.push('\n');
+                    (format!("{}.json", o.name), text)
+                })
+                .collect(),
+        ),
     }
 }
 

@@ -5,7 +5,8 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use partition_planner::api::{
     ApiError, Checking, Overrides, Picture, PictureFormat, Planned, check_document,
-    generate_document, manifest_diff_documents, manifest_document, plan_document, whatif_document,
+    generate_document, manifest_diff_documents, manifest_document, plan_document, plan_on_graph,
+    whatif_document,
 };
 use partition_planner::cost::CostOverrides;
 use partition_planner::manifest::Manifest;
@@ -55,6 +56,10 @@ enum Command {
         cost: CostArg,
         #[arg(long, value_enum, default_value_t = PictureArg::Html)]
         format: PictureArg,
+        /// Draw this plan (`plan --format json`) instead of planning: its tags are checked again
+        /// here, beside the stock proposal.
+        #[arg(long, value_name = "PLAN.json", conflicts_with_all = ["strategies", "cost"])]
+        plan: Option<PathBuf>,
         /// Write the picture here (for `model-explorer`, a directory for its three files) instead
         /// of standard output.
         #[arg(short, long, value_name = "PATH")]
@@ -221,8 +226,8 @@ enum PictureArg {
 
 fn render(
     input: &Input,
-    strategies: Vec<String>,
-    cost: CostOverrides,
+    (strategies, cost): (Vec<String>, CostOverrides),
+    plan: Option<&Path>,
     format: PictureArg,
     output: Option<&Path>,
 ) -> Result<u8, Failure> {
@@ -238,10 +243,31 @@ fn render(
             "--format model-explorer writes three files: give a directory with -o".into(),
         ));
     }
-    let planned = input.plan(strategies, cost)?;
     let file_name = input.graph.file_name().map(|f| f.to_string_lossy());
-    let title = planned.title(file_name.as_deref().unwrap_or("graph"));
-    match planned.picture(format, &title) {
+    let fallback = file_name.as_deref().unwrap_or("graph");
+    let picture = match plan {
+        None => {
+            let planned = input.plan(strategies, cost)?;
+            let picture = planned.picture(format, &planned.title(fallback));
+            exiting(planned);
+            picture
+        }
+        Some(path) => {
+            let bytes = GraphBytes::open(&input.graph)?;
+            let given = plan_on_graph(bytes.text(&input.graph)?, &read(path)?).map_err(|e| {
+                // The graph's own errors name the graph; the rest are the plan's.
+                let named = if matches!(e, ApiError::Import(_)) {
+                    &input.graph
+                } else {
+                    path
+                };
+                Failure(2, format!("{}: {e}", named.display()))
+            })?;
+            let title = given.title(fallback);
+            given.picture(format, &title)
+        }
+    };
+    match picture {
         Picture::Text(text) => write_to(output, &text)?,
         Picture::Files(files) => {
             let dir = output.unwrap_or(Path::new("."));
@@ -252,7 +278,6 @@ fn render(
             }
         }
     }
-    exiting(planned);
     Ok(0)
 }
 
@@ -421,8 +446,15 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             strategies,
             cost,
             format,
+            plan,
             output,
-        } => render(&input, strategies, cost.merged(), format, output.as_deref()),
+        } => render(
+            &input,
+            (strategies, cost.merged()),
+            plan.as_deref(),
+            format,
+            output.as_deref(),
+        ),
         Command::Check {
             common,
             stock,

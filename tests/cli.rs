@@ -432,3 +432,81 @@ fn check_stock_reproduces_what_stock_tags_on_a_graph_without_tags() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("0.9"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn render_draws_every_format_and_a_plan_given_back_draws_the_same_page() {
+    let qwen = data("qwen3_5_0_8b_takeover_on_ios18.json");
+    let page = scratch("render.html");
+    let out = run(&["render", arg(&qwen), "-o", arg(&page)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!doctype html>") && html.contains("qwen3_5_0_8b"));
+    // The plan written by `plan`, drawn back: the same page.
+    let plan = scratch("render-plan.json");
+    let out = run(&["plan", arg(&qwen), "--format", "json", "-o", arg(&plan)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let again = scratch("render-again.html");
+    let out = run(&[
+        "render",
+        arg(&qwen),
+        "--plan",
+        arg(&plan),
+        "-o",
+        arg(&again),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(std::fs::read_to_string(&again).unwrap() == html);
+    for (format, start) in [("svg", "<svg xmlns="), ("dot", "digraph partition_map {")] {
+        let out = run(&["render", arg(&qwen), "--format", format]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(text(&out.stdout).starts_with(start), "{format}");
+    }
+    let overlays = scratch("overlays");
+    let out = run(&[
+        "render",
+        arg(&qwen),
+        "--format",
+        "model-explorer",
+        "-o",
+        arg(&overlays),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for name in ["partition.json", "strategy.json", "violation.json"] {
+        let overlay: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(overlays.join(name)).unwrap()).unwrap();
+        assert!(overlay["results"].is_object(), "{name}");
+    }
+}
+
+#[test]
+fn render_refuses_a_plan_for_another_graph_and_overlays_without_a_directory() {
+    let qwen = data("qwen3_5_0_8b_takeover_on_ios18.json");
+    let llama = data("llama3_2_1b_takeover_on_ios18.json");
+    let plan = scratch("render-llama-plan.json");
+    let out = run(&["plan", arg(&llama), "--format", "json", "-o", arg(&plan)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = run(&["render", arg(&qwen), "--plan", arg(&plan)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("it was made for another graph"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A document that is not a plan.
+    let out = run(&["render", arg(&qwen), "--plan", arg(&qwen)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("not a partition-planner/plan@1 document"));
+    let out = run(&["render", arg(&qwen), "--format", "model-explorer"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("give a directory with -o"));
+    // --plan is a plan already made: strategies and cost constants do not apply to it.
+    let out = run(&[
+        "render",
+        arg(&qwen),
+        "--plan",
+        arg(&plan),
+        "--strategy",
+        "cpu",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -44,17 +44,28 @@ def manifest(graph: Mapping, overrides: Optional[Mapping] = None) -> dict:
     return json.loads(_native.manifest(json.dumps(graph), None if overrides is None else json.dumps(overrides)))
 
 
-def render(graph: Mapping, path, overrides: Optional[Mapping] = None, format: str = "html") -> None:
-    """Plans a bridge JSON document and draws the plan beside the stock proposal at ``path``:
-    ``html`` (one self-contained page, docs/pictures.md), ``svg``, ``dot`` (Graphviz), or
-    ``model-explorer`` (``path`` is a directory for partition.json, strategy.json, violation.json)."""
+def render(
+    graph: Mapping,
+    plan: Optional[Mapping],
+    path,
+    *,
+    overrides: Optional[Mapping] = None,
+    format: str = "html",
+) -> None:
+    """Draws ``plan`` (a plan@1 document made for ``graph``, whose tags are checked again) beside
+    the stock proposal at ``path``; with ``plan=None``, plans ``graph`` first (with ``overrides``).
+    ``format``: ``html`` (one self-contained page, docs/pictures.md), ``svg``, ``dot`` (Graphviz),
+    or ``model-explorer`` (``path`` is a directory for partition.json, strategy.json,
+    violation.json). A plan made for another graph raises ``ValueError``."""
     from . import _native
 
-    _write_picture(
-        _native.render(json.dumps(graph), None if overrides is None else json.dumps(overrides), format),
-        path,
-        format,
-    )
+    if plan is None:
+        picture = _native.render(json.dumps(graph), None if overrides is None else json.dumps(overrides), format)
+    else:
+        if overrides is not None:
+            raise ValueError("overrides apply when planning: a plan given is drawn as it is")
+        picture = _native.render_plan(json.dumps(graph), json.dumps(plan), format)
+    _write_picture(picture, path, format)
 
 
 def _write_picture(picture: str, path, format: str) -> None:

@@ -3,6 +3,7 @@
 
 use partition_planner::api::{
     ApiError, Checking, Overrides, Picture, PictureFormat, Planned, check_document, plan_document,
+    plan_on_graph,
 };
 use partition_planner::cost::{CostModel, CostOverrides};
 use partition_planner::stock::ExecutorchVersion;
@@ -96,7 +97,31 @@ fn render(
     let format: PictureFormat = format.parse().map_err(PyValueError::new_err)?;
     let planned = planned(py, graph, overrides)?;
     let title = planned.title(title);
-    match py.detach(|| planned.picture(format, &title)) {
+    picture_text(py.detach(|| planned.picture(format, &title)))
+}
+
+/// Draws a plan already made (`plan`, the `plan@1` JSON text) over its graph, as `render` draws a
+/// plan made here; a plan for another graph raises `ValueError`.
+#[pyfunction]
+#[pyo3(signature = (graph, plan, format="html", title="graph"))]
+fn render_plan(
+    py: Python<'_>,
+    graph: &str,
+    plan: &str,
+    format: &str,
+    title: &str,
+) -> PyResult<String> {
+    let format: PictureFormat = format.parse().map_err(PyValueError::new_err)?;
+    let given = py
+        .detach(|| plan_on_graph(graph, plan))
+        .map_err(value_error)?;
+    let title = given.title(title);
+    picture_text(py.detach(|| given.picture(format, &title)))
+}
+
+/// A picture as text: the picture itself, or a JSON object of file name to content.
+fn picture_text(picture: Picture) -> PyResult<String> {
+    match picture {
         Picture::Text(text) => Ok(text),
         Picture::Files(files) => {
             let files: serde_json::Map<String, serde_json::Value> = files
@@ -144,6 +169,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plan_text, m)?)?;
     m.add_function(wrap_pyfunction!(manifest, m)?)?;
     m.add_function(wrap_pyfunction!(render, m)?)?;
+    m.add_function(wrap_pyfunction!(render_plan, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     for (name, schema) in partition_planner::schema::ALL {
         m.add(name, schema)?;

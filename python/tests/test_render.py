@@ -22,21 +22,27 @@ def test_render_writes_a_page_dot_and_model_explorer_overlays(tmp_path):
     graph = json.loads((DATA / "qwen3_5_0_8b_takeover_on_ios18.json").read_text())
     plan = partition_planner.plan(graph)
     page = tmp_path / "map.html"
-    partition_planner.render(graph, page)
+    partition_planner.render(graph, None, page)
     html = page.read_text()
+    # The plan given back draws the same page.
+    partition_planner.render(graph, plan, tmp_path / "again.html")
+    assert (tmp_path / "again.html").read_text() == html
     assert len(re.findall(r' data-partition="', html)) == len(plan["partitions"])
     assert len(re.findall(r' data-buffer="', html)) == len(plan["buffers"])
-    partition_planner.render(graph, tmp_path / "map.dot", format="dot")
+    partition_planner.render(graph, None, tmp_path / "map.dot", format="dot")
     assert (tmp_path / "map.dot").read_text().startswith("digraph partition_map {")
-    partition_planner.render(graph, tmp_path / "overlays", format="model-explorer")
+    partition_planner.render(graph, plan, tmp_path / "overlays", format="model-explorer")
     overlay = json.loads((tmp_path / "overlays" / "partition.json").read_text())
     assert set(overlay["results"]) == {n["name"] for n in graph["nodes"]}
     assert {p.name for p in (tmp_path / "overlays").iterdir()} == {"partition.json", "strategy.json", "violation.json"}
     # Overrides reach the plan drawn.
-    partition_planner.render(graph, page, overrides={"options": {"take_over_mutable_buffer": False}})
+    partition_planner.render(graph, None, page, overrides={"options": {"take_over_mutable_buffer": False}})
     assert re.search(r'id="plan-summary">[^<]* 0 states,', page.read_text())
     with pytest.raises(ValueError, match="unknown picture format"):
-        partition_planner.render(graph, page, format="png")
+        partition_planner.render(graph, None, page, format="png")
+    other = json.loads((DATA / "llama3_2_1b_takeover_on_ios18.json").read_text())
+    with pytest.raises(ValueError, match="made for another graph"):
+        partition_planner.render(other, plan, page)
 
 
 def test_the_partitioner_renders_its_last_plan(lowered, tmp_path):

@@ -18,7 +18,7 @@ pub use html::html;
 pub use model_explorer::{ModelExplorerOverlay, model_explorer};
 pub use svg::svg;
 
-use crate::analyse::Analysis;
+use crate::analyse::{Analysis, BufferChain};
 use crate::cost::CostEstimate;
 use crate::decision::Strategy;
 use crate::graph::{Graph, NodeId, OpKind};
@@ -144,32 +144,97 @@ pub struct MapFinding {
     pub marks: Vec<NodeId>,
 }
 
+/// What a map is drawn from, owned: the two taggings, the buffers as decided, the findings and
+/// the estimates. A plan made here gives them (`Map::new`); a plan document read back gives its
+/// tags and buffers, the rest found again by the checker (`api::PlanOnGraph`).
+pub struct MapParts {
+    pub plan: Tagging,
+    pub stock: Tagging,
+    pub stock_source: &'static str,
+    pub buffers: Vec<MapBuffer>,
+    pub findings: Vec<MapFinding>,
+    pub plan_estimate: CostEstimate,
+    pub stock_estimate: CostEstimate,
+}
+
 impl<'g> Map<'g> {
     pub fn new(graph: &'g Graph, analysis: &Analysis, plan: &Plan, verdict: &Verdict) -> Self {
         let prose = Prose { graph, analysis };
-        let buffers = plan
-            .buffers
-            .iter()
-            .zip(&analysis.buffers)
-            .map(|(decision, chain)| MapBuffer {
-                name: decision.buffer.clone(),
-                strategy: decision.strategy,
-                partition: decision.partition.clone(),
-                reason: prose.reason(decision),
-                placeholder: chain.placeholder,
-                writer: chain.writer,
-                chain: std::iter::once(chain.placeholder)
-                    .chain(chain.chain.iter().copied())
-                    .collect(),
-                readers: distinct(
-                    chain
-                        .placeholder_readers
-                        .iter()
-                        .chain(&chain.value_readers)
-                        .copied(),
-                ),
+        let buffers = (plan.buffers.iter().zip(&analysis.buffers))
+            .map(|(decision, chain)| {
+                MapBuffer::of_chain(
+                    chain,
+                    decision.strategy,
+                    decision.partition.clone(),
+                    prose.reason(decision),
+                )
             })
             .collect();
+        let findings = MapFinding::all(graph, &verdict.plan, &verdict.stock);
+        Map::from_parts(
+            graph,
+            MapParts {
+                plan: plan.tagging.clone(),
+                stock: plan.stock.clone(),
+                stock_source: plan.stock_source.as_str(),
+                buffers,
+                findings,
+                plan_estimate: plan.estimate,
+                stock_estimate: plan.stock_estimate,
+            },
+        )
+    }
+
+    pub fn from_parts(graph: &'g Graph, parts: MapParts) -> Self {
+        let states: Vec<(NodeId, &str)> = (parts.buffers.iter())
+            .filter(|b| b.strategy == Strategy::State)
+            .map(|b| (b.placeholder, b.name.as_str()))
+            .collect();
+        let plan = View::new(graph, &parts.plan, Side::Plan, &states);
+        let stock = View::new(graph, &parts.stock, Side::Stock, &[]);
+        Map {
+            graph,
+            plan,
+            stock,
+            buffers: parts.buffers,
+            findings: parts.findings,
+            stock_source: parts.stock_source,
+            plan_estimate: parts.plan_estimate,
+            stock_estimate: parts.stock_estimate,
+        }
+    }
+}
+
+impl MapBuffer {
+    /// A buffer's chain as analysed, living as decided.
+    pub fn of_chain(
+        chain: &BufferChain,
+        strategy: Strategy,
+        partition: Option<String>,
+        reason: String,
+    ) -> Self {
+        MapBuffer {
+            name: chain.buffer.clone(),
+            strategy,
+            partition,
+            reason,
+            placeholder: chain.placeholder,
+            writer: chain.writer,
+            chain: std::iter::once(chain.placeholder)
+                .chain(chain.chain.iter().copied())
+                .collect(),
+            readers: distinct(
+                (chain.placeholder_readers.iter())
+                    .chain(&chain.value_readers)
+                    .copied(),
+            ),
+        }
+    }
+}
+
+impl MapFinding {
+    /// The findings on the plan, then those on the stock proposal.
+    pub fn all(graph: &Graph, plan: &[Finding], stock: &[Finding]) -> Vec<MapFinding> {
         let finding = |side: Side| {
             move |f: &Finding| MapFinding {
                 side,
@@ -181,31 +246,16 @@ impl<'g> Map<'g> {
                 },
             }
         };
-        let findings = (verdict.plan.iter().map(finding(Side::Plan)))
-            .chain(verdict.stock.iter().map(finding(Side::Stock)))
-            .collect();
-        Map {
-            graph,
-            plan: View::new(graph, &plan.tagging, Side::Plan, &plan.buffers),
-            stock: View::new(graph, &plan.stock, Side::Stock, &[]),
-            buffers,
-            findings,
-            stock_source: plan.stock_source.as_str(),
-            plan_estimate: plan.estimate,
-            stock_estimate: plan.stock_estimate,
-        }
+        (plan.iter().map(finding(Side::Plan)))
+            .chain(stock.iter().map(finding(Side::Stock)))
+            .collect()
     }
 }
 
 impl View {
-    /// `states` names the buffers kept as states (the plan's decisions; the stock side's states
-    /// are read from its tags).
-    fn new(
-        graph: &Graph,
-        tagging: &Tagging,
-        side: Side,
-        decisions: &[crate::decision::BufferDecision],
-    ) -> Self {
+    /// `states`: each buffer kept as a state, by placeholder, on the plan's side; the stock side's
+    /// are read from its tags.
+    fn new(graph: &Graph, tagging: &Tagging, side: Side, states: &[(NodeId, &str)]) -> Self {
         let n = graph.len();
         // Delegate partitions first, by id; CPU segments after, by their root.
         let mut key_of: Vec<Option<u32>> = vec![None; n];
@@ -276,7 +326,7 @@ impl View {
             .iter()
             .map(|k| k.and_then(|k| number[k as usize]))
             .collect();
-        let states = states_by_box(graph, tagging, decisions, &box_of, side);
+        let states = states_by_box(graph, tagging, states, &box_of, side);
         for (b, names) in ordered.iter_mut().zip(states) {
             b.states = names;
             b.signature = signature(graph, b);
@@ -307,7 +357,7 @@ impl View {
 fn states_by_box(
     graph: &Graph,
     tagging: &Tagging,
-    decisions: &[crate::decision::BufferDecision],
+    states_kept: &[(NodeId, &str)],
     box_of: &[Option<u32>],
     side: Side,
 ) -> Vec<Vec<String>> {
@@ -323,8 +373,8 @@ fn states_by_box(
     };
     match side {
         Side::Plan => {
-            for d in decisions.iter().filter(|d| d.strategy == Strategy::State) {
-                add(d.placeholder, &d.buffer);
+            for &(placeholder, buffer) in states_kept {
+                add(placeholder, buffer);
             }
         }
         Side::Stock => {
