@@ -155,7 +155,12 @@ fn map_box(
         BoxKind::Delegate(tag) => escape(tag),
         BoxKind::Cpu => "CPU".to_string(),
     };
-    let first = b.nodes.first().map_or("", |&n| map.graph.name(n));
+    // Named by its first op: its weights come first in FX order but say less.
+    let graph = map.graph;
+    let first = (b.nodes.iter())
+        .find(|&&n| graph.op(n) == OpKind::CallFunction)
+        .or(b.nodes.first())
+        .map_or("", |&n| graph.name(n));
     let _ = write!(
         page,
         "<div class=\"box {kind}{}\" tabindex=\"0\" data-box=\"{index}\"{attribute}>\
