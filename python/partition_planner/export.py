@@ -167,6 +167,13 @@ def _digest(tensor: Any) -> Optional[str]:
     """sha256 of a constant's bytes: content keys change when weights do (docs/manifest.md)."""
     if not isinstance(tensor, torch.Tensor):
         return None
+    # A constant without data has no content to key: the lowering pipeline hands partitioners
+    # programs whose constants may be fake or meta tensors (seen inside to_edge_transform_and_lower
+    # with skip_ops_for_coreml_delegation). Its node then carries no digest (optional in meta).
+    from torch._subclasses.fake_tensor import is_fake
+
+    if tensor.is_meta or is_fake(tensor):
+        return None
     data = tensor.detach().contiguous().cpu().reshape(-1).view(torch.uint8)
     return "sha256:" + hashlib.sha256(data.numpy().tobytes()).hexdigest()
 
