@@ -66,11 +66,44 @@ def untag_writers(graph: dict) -> dict:
     return out
 
 
+# LLMs also written with every buffer writer untagged after the stock pass (`untag_writers`): the
+# seed report's attempted fix at LLM size, whose stock tags have cycles (ACYCLIC findings) beside
+# the states the planner must refuse (pictures and explanations are tested on it).
+WRITERS_UNTAGGED = ("qwen3_5_0_8b",)
+
+
+def write_variants(out: pathlib.Path) -> None:
+    """The writer-untagged variants, made from the stock documents already in `out` (no export)."""
+    for name in WRITERS_UNTAGGED:
+        stock = json.loads((out / f"{name}_takeover_on_ios18.json").read_text())
+        write_graph(out / f"{name}_writers_untagged_ios18.json", untag_writers(stock))
+
+
+def write_graph(path: pathlib.Path, graph: dict) -> None:
+    # Small graphs indented for reading, LLM graphs one node a line.
+    if len(graph["nodes"]) < 100:
+        text = json.dumps(graph, indent=1)
+    else:
+        nodes = ",\n  ".join(json.dumps(n, separators=(",", ":")) for n in graph["nodes"])
+        rest = {k: v for k, v in graph.items() if k != "nodes"}
+        text = json.dumps(rest, indent=1)[:-2] + ',\n "nodes": [\n  ' + nodes + "\n ]\n}"
+    path.write_text(text + "\n")
+    print(f"wrote {path} ({len(graph['nodes'])} nodes)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default="data")
     parser.add_argument("--seed-only", action="store_true", help="only the seed report's small models")
+    parser.add_argument(
+        "--variants-only",
+        metavar="VERSION",
+        help="only the writer-untagged variants, from data/executorch-VERSION's stock documents",
+    )
     args = parser.parse_args()
+    if args.variants_only:
+        write_variants(pathlib.Path(args.out) / f"executorch-{args.variants_only}")
+        return
     out = pathlib.Path(args.out) / f"executorch-{metadata.version('executorch')}"
     out.mkdir(parents=True, exist_ok=True)
     example = seed_steps(1)[0]
@@ -88,16 +121,9 @@ def main() -> None:
                 label = f"{name}_{'takeover_on' if take_over else 'takeover_off'}_ios18"
                 graphs[label] = stock_graph(model, example, take_over=take_over, target=ct.target.iOS18, name=f"{name} (shrunk widths, random weights)")
     for name, graph in graphs.items():
-        path = out / f"{name}.json"
-        # Small graphs indented for reading, LLM graphs one node a line.
-        if len(graph["nodes"]) < 100:
-            text = json.dumps(graph, indent=1)
-        else:
-            nodes = ",\n  ".join(json.dumps(n, separators=(",", ":")) for n in graph["nodes"])
-            rest = {k: v for k, v in graph.items() if k != "nodes"}
-            text = json.dumps(rest, indent=1)[:-2] + ',\n "nodes": [\n  ' + nodes + "\n ]\n}"
-        path.write_text(text + "\n")
-        print(f"wrote {path} ({len(graph['nodes'])} nodes)")
+        write_graph(out / f"{name}.json", graph)
+    if not args.seed_only:
+        write_variants(out)
 
 
 if __name__ == "__main__":
