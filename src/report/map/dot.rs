@@ -4,8 +4,7 @@
 //! the box that stands for them.
 
 use super::html::plural;
-use super::{BoxKind, Map, Side, View, human_bytes};
-use std::collections::BTreeMap;
+use super::{BoxKind, Map, View, human_bytes};
 use std::fmt::Write;
 
 pub fn dot(map: &Map<'_>, title: &str) -> String {
@@ -26,21 +25,14 @@ pub fn dot(map: &Map<'_>, title: &str) -> String {
 
 fn cluster(out: &mut String, view: &View) {
     let side = view.side.as_str();
-    let heading = match view.side {
-        Side::Plan => "plan",
-        Side::Stock => "stock proposal",
-    };
+    let heading = view.side.heading();
     let _ = writeln!(
         out,
         "  subgraph cluster_{side} {{\n    label={};\n    color=\"#a0aec0\";",
         quote(&format!("{heading}: {} partitions", view.partitions))
     );
-    let shown = |b: usize| match view.run_of(b) {
-        Some((run, offset)) => run.start + offset % run.period,
-        None => b,
-    };
     for (b, mapbox) in view.boxes.iter().enumerate() {
-        if shown(b) != b {
+        if view.shown_as(b) != b {
             continue;
         }
         let (fill, name) = match &mapbox.kind {
@@ -61,16 +53,7 @@ fn cluster(out: &mut String, view: &View) {
             quote(&label)
         );
     }
-    // Edges between the boxes shown, their bytes summed.
-    let mut edges: BTreeMap<(usize, usize), u64> = BTreeMap::new();
-    for e in &view.edges {
-        let (from, to) = (shown(e.from as usize), shown(e.to as usize));
-        if from != to {
-            let bytes = edges.entry((from, to)).or_default();
-            *bytes = bytes.saturating_add(e.bytes);
-        }
-    }
-    for ((from, to), bytes) in edges {
+    for ((from, to), bytes) in view.folded_edges() {
         let _ = writeln!(
             out,
             "    {side}_{from} -> {side}_{to} [label={}];",

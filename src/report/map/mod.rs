@@ -61,6 +61,14 @@ impl Side {
             Side::Stock => "stock",
         }
     }
+
+    /// What a picture calls the side.
+    pub fn heading(self) -> &'static str {
+        match self {
+            Side::Plan => "plan",
+            Side::Stock => "stock proposal",
+        }
+    }
 }
 
 /// One tagging's quotient graph.
@@ -349,6 +357,28 @@ impl View {
             .iter()
             .find(|r| (r.start..r.start + r.period * r.repeats).contains(&b))
             .map(|r| (r, b - r.start))
+    }
+
+    /// The box drawn for box `b` when runs are folded: itself, or the box at the same place in its
+    /// run's first period.
+    pub fn shown_as(&self, b: usize) -> usize {
+        match self.run_of(b) {
+            Some((run, offset)) => run.start + offset % run.period,
+            None => b,
+        }
+    }
+
+    /// The edges between the boxes drawn when runs are folded, bytes summed, by (from, to).
+    pub fn folded_edges(&self) -> std::collections::BTreeMap<(usize, usize), u64> {
+        let mut edges = std::collections::BTreeMap::new();
+        for e in &self.edges {
+            let (from, to) = (self.shown_as(e.from as usize), self.shown_as(e.to as usize));
+            if from != to {
+                let bytes: &mut u64 = edges.entry((from, to)).or_default();
+                *bytes = bytes.saturating_add(e.bytes);
+            }
+        }
+        edges
     }
 }
 

@@ -19,7 +19,7 @@ const TOP: usize = 64;
 pub fn svg(map: &Map<'_>, title: &str) -> String {
     let shown = |view: &View| {
         (0..view.boxes.len())
-            .filter(|&b| shown_as(view, b) == b)
+            .filter(|&b| view.shown_as(b) == b)
             .count()
     };
     let rows = shown(&map.plan).max(shown(&map.stock));
@@ -41,19 +41,8 @@ pub fn svg(map: &Map<'_>, title: &str) -> String {
     out
 }
 
-/// The box drawn for box `b`: itself, or the box at the same place in its run's first period.
-fn shown_as(view: &View, b: usize) -> usize {
-    match view.run_of(b) {
-        Some((run, offset)) => run.start + offset % run.period,
-        None => b,
-    }
-}
-
 fn draw_view(out: &mut String, view: &View, x: usize) {
-    let heading = match view.side {
-        Side::Plan => "plan",
-        Side::Stock => "stock proposal",
-    };
+    let heading = view.side.heading();
     let _ = writeln!(
         out,
         "<text x=\"{x}\" y=\"48\" font-size=\"13\" font-weight=\"bold\">{heading}: {} partition{}</text>",
@@ -63,24 +52,14 @@ fn draw_view(out: &mut String, view: &View, x: usize) {
     // Rows of the boxes drawn, in order.
     let mut row: BTreeMap<usize, usize> = BTreeMap::new();
     for b in 0..view.boxes.len() {
-        if shown_as(view, b) == b {
+        if view.shown_as(b) == b {
             let next = row.len();
             row.insert(b, next);
         }
     }
     let center = |b: usize| TOP + row[&b] * (BOX_HEIGHT + GAP) + BOX_HEIGHT / 2;
     // Arcs first, under the boxes: one per pair of boxes drawn, bytes summed.
-    let mut arcs: BTreeMap<(usize, usize), u64> = BTreeMap::new();
-    for e in &view.edges {
-        let (from, to) = (
-            shown_as(view, e.from as usize),
-            shown_as(view, e.to as usize),
-        );
-        if from != to {
-            let bytes = arcs.entry((from, to)).or_default();
-            *bytes = bytes.saturating_add(e.bytes);
-        }
-    }
+    let arcs = view.folded_edges();
     let right = x + BOX_WIDTH;
     for ((from, to), bytes) in arcs {
         let (y1, y2) = (center(from), center(to));

@@ -186,7 +186,8 @@ fn the_page_keeps_the_dom_contract() {
 
 #[test]
 fn names_that_look_like_markup_are_escaped() {
-    let text = data("1.5.1", "seed_slice_ios18").replace("\"aten_mul_tensor\"", "\"</script><b>&\"");
+    let text =
+        data("1.5.1", "seed_slice_ios18").replace("\"aten_mul_tensor\"", "\"</script><b>&\"");
     let p = planned(&text);
     let page = html(&p.map(), "<i>title</i>");
     // Markup in names is text in the elements; inside the data it is JSON, whose `</` is escaped.
