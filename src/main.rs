@@ -331,8 +331,9 @@ impl GraphBytes {
         let failure =
             |e: std::io::Error| Failure(2, format!("cannot read {}: {e}", path.display()));
         let file = std::fs::File::open(path).map_err(failure)?;
-        let length = file.metadata().map_err(failure)?.len();
-        if length == 0 || !file.metadata().map_err(failure)?.is_file() {
+        let metadata = file.metadata().map_err(failure)?;
+        // An empty file cannot be mapped; a pipe or a device has no length to map.
+        if metadata.len() == 0 || !metadata.is_file() {
             let mut bytes = Vec::new();
             std::io::Read::read_to_end(&mut &file, &mut bytes).map_err(failure)?;
             return Ok(GraphBytes::Read(bytes));

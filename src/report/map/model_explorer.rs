@@ -107,11 +107,14 @@ fn violation_results(map: &Map<'_>) -> JsonMap<String, Value> {
     }
     let mut results = JsonMap::new();
     for (n, findings) in by_node {
-        let mut labels: Vec<String> = findings
-            .iter()
-            .map(|f| format!("{} ({})", f.explained.rule, f.side.as_str()))
-            .collect();
-        labels.dedup();
+        // Each rule once per side, in the order the findings come.
+        let mut labels: Vec<String> = Vec::new();
+        for f in &findings {
+            let label = format!("{} ({})", f.explained.rule, f.side.as_str());
+            if !labels.contains(&label) {
+                labels.push(label);
+            }
+        }
         let worst = findings
             .iter()
             .map(|f| match f.explained.kind {

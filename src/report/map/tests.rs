@@ -235,6 +235,11 @@ fn model_explorer_overlays_follow_the_format() {
             });
             assert_eq!(value, expected, "{name}");
         }
+        for value in overlays[2].data["results"].as_object().unwrap().values() {
+            let labels: Vec<&str> = value["value"].as_str().unwrap().split(", ").collect();
+            let unique: std::collections::HashSet<&&str> = labels.iter().collect();
+            assert_eq!(unique.len(), labels.len(), "{name}: {labels:?}");
+        }
         let strategy = overlays[1].data["results"].as_object().unwrap();
         for b in &p.plan.buffers {
             let placeholder = map.graph.name(b.placeholder);
