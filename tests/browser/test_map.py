@@ -133,6 +133,17 @@ def test_an_llm_with_refused_states_and_cycles_in_its_stock_proposal(browser):
     plan_view = next(v for v in data["views"] if v["side"] == "plan")
     rows = browser.find_elements(By.CSS_SELECTOR, "#panel tr.node")
     assert len(rows) == min(500, len(plan_view["boxes"][int(box.get_attribute("data-box"))]))
+    # Finding a node by name marks the boxes holding it on both sides.
+    writer = next(b for b in plan["buffers"] if b["strategy"] == "state")["writer"]
+    field = browser.find_element(By.ID, "find-node")
+    field.clear()
+    field.send_keys(writer)
+    browser.find_element(By.CSS_SELECTOR, "#find button").click()
+    assert marked(browser, "on-path") == [writer]
+    for side in ("plan", "stock"):
+        view = next(v for v in data["views"] if v["side"] == side)
+        box = view["box_of"][names[writer]]
+        assert marked_boxes(browser, side, "on-path") == ({box} if box >= 0 else set())
     # Folded repeats unfold.
     run_ = browser.find_element(By.CSS_SELECTOR, "#plan-view .run.folded")
     run_.find_element(By.CSS_SELECTOR, ".unfold").click()

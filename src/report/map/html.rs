@@ -69,7 +69,10 @@ fn header(page: &mut String, map: &Map<'_>, title: &str) {
         "<header><h1>Partition map: {}</h1><dl class=\"summary\">\
          <dt>plan</dt><dd id=\"plan-summary\">{}</dd>\
          <dt>stock ({})</dt><dd id=\"stock-summary\">{}</dd>\
-         <dt>graph</dt><dd>{} nodes, {} mutable buffer{}</dd></dl></header>",
+         <dt>graph</dt><dd>{} nodes, {} mutable buffer{}</dd></dl>\
+         <form id=\"find\"><label>Find a node: <input id=\"find-node\" list=\"node-names\" \
+         size=\"40\" placeholder=\"an FX node name\"></label> <button type=\"submit\">find</button></form>\
+         <datalist id=\"node-names\"></datalist></header>",
         escape(title),
         side(&map.plan, &map.plan_estimate),
         map.stock_source,

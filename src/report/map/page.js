@@ -197,6 +197,31 @@
     if (finding) return showFinding(finding);
   }
 
+  // Find a node by name: the boxes holding it on both sides are marked, and the panel says where.
+  const index = new Map(data.nodes.map((n, i) => [n[0], i]));
+  const names = document.getElementById("node-names");
+  if (data.nodes.length <= 20000) {
+    for (const [name] of data.nodes) names.appendChild(new Option(name));
+  }
+  document.getElementById("find").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const name = document.getElementById("find-node").value.trim();
+    const n = index.get(name);
+    clearMarks();
+    if (n === undefined) {
+      panel.replaceChildren(text("p", `No node is named ${name}.`));
+      return;
+    }
+    const first = markBoxes([n], "on-path", ["plan", "stock"]);
+    drawAllArcs();
+    panel.replaceChildren(
+      text("h3", name),
+      text("p", `plan: ${whereOn("plan", n)}; stock: ${whereOn("stock", n)}`),
+      nodeTable([[n, "on-path", whereOn("plan", n)]]),
+    );
+    if (first) first.scrollIntoView({ block: "nearest" });
+  });
+
   document.addEventListener("click", (event) => activate(event.target));
   document.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && event.target instanceof Element) activate(event.target);
