@@ -145,9 +145,6 @@ impl<'t> Framed<'t, '_, '_> {
                 // Past the guess without arriving at it: it was not the start of a node here.
                 self.stop.store(true, Ordering::Relaxed);
             }
-            if list.nodes.len() >= u32::MAX as usize - 1 {
-                return None;
-            }
             self.at = read_node(self.text, self.at, &mut list)?;
             more = self.comma_or(b']')?;
         }
@@ -200,12 +197,15 @@ fn read_value<'t, S: DeserializeSeed<'t>>(
 }
 
 /// Reads the node at `at` and adds it to `list`: the offset just past it. The scanner reads it
-/// when it can, serde otherwise; `None` when neither can.
+/// when it can, serde otherwise; `None` when neither can, or when the list is full (ids stay
+/// below the marker of unresolved references).
 fn read_node(text: &str, at: usize, list: &mut NodeList) -> Option<usize> {
-    if let Some(end) = scan_node(text, at, list) {
+    let index = u32::try_from(list.nodes.len())
+        .ok()
+        .filter(|&i| i < u32::MAX - 1)?;
+    if let Some(end) = scan_node(text, at, list, index) {
         return Some(end);
     }
-    let index = u32::try_from(list.nodes.len()).ok()?;
     let (node, read) = read_value(text, at, NodeSeed { list, index })?;
     list.push(node);
     Some(at + read)
@@ -218,7 +218,7 @@ fn read_tail(text: &str, start: usize, stop: &AtomicBool) -> Tail {
     let mut list = NodeList::for_bytes(text.len() - start);
     let mut at = start;
     loop {
-        if stop.load(Ordering::Relaxed) || list.nodes.len() >= u32::MAX as usize - 1 {
+        if stop.load(Ordering::Relaxed) {
             return None;
         }
         let end = read_node(text, at, &mut list)?;

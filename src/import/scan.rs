@@ -20,11 +20,11 @@ use smallvec::SmallVec;
 /// arguments nest two or three levels.
 const MAX_DEPTH: usize = 32;
 
-/// Reads the node whose object starts at or after `at` (after whitespace) and adds it to `list`:
-/// the offset just past its closing brace. `None` when the scanner declines the node; `list` is
-/// then as it was, but for strings and shapes it may have stored for sharing.
-pub(super) fn scan_node(text: &str, at: usize, list: &mut NodeList) -> Option<usize> {
-    let index = u32::try_from(list.nodes.len()).ok()?;
+/// Reads the node whose object starts at or after `at` (after whitespace) and adds it to `list`
+/// as node `index` (the list's length): the offset just past its closing brace. `None` when the
+/// scanner declines the node; `list` is then as it was, but for strings and shapes it may have
+/// stored for sharing.
+pub(super) fn scan_node(text: &str, at: usize, list: &mut NodeList, index: u32) -> Option<usize> {
     let pending = list.pending.len();
     let mut scanner = Scanner { text, at };
     match scanner.node(list, index) {

@@ -11,7 +11,8 @@ fn list() -> NodeList {
     let mut list = NodeList::default();
     for name in ["x", "w"] {
         let text = format!(r#"{{"name": "{name}", "op": "placeholder", "target": "{name}"}}"#);
-        scan_node(&text, 0, &mut list).expect("a placeholder scans");
+        let index = list.nodes.len() as u32;
+        scan_node(&text, 0, &mut list, index).expect("a placeholder scans");
     }
     list
 }
@@ -34,7 +35,7 @@ fn serde_reads(text: &str) -> Option<(Node, Vec<(u32, String)>)> {
 /// Whether the scanner took `text`; panics when it took it and serde disagrees.
 fn agrees(text: &str) -> bool {
     let mut list = list();
-    let Some(end) = scan_node(text, 0, &mut list) else {
+    let Some(end) = scan_node(text, 0, &mut list, 2) else {
         assert_eq!(list.pending, [], "a declined node leaves nothing pending");
         assert_eq!(list.nodes.len(), 2, "a declined node is not added");
         return false;
