@@ -21,6 +21,7 @@ use crate::tagging::Tagging;
 use crate::verify::{Verdict, verify};
 use crate::whatif::{Scenario, Session, WhatIf, WhatIfError};
 use serde::Deserialize;
+use std::collections::HashMap;
 
 /// What a caller may override of the document's own options, and the strategies it asks for.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -228,16 +229,14 @@ pub fn plan_on_graph(graph: &str, plan: &str) -> Result<PlanOnGraph, ApiError> {
             return Err(PlanDocumentError::UnknownNode(name.clone()).into());
         }
     }
-    let mut tagged: Vec<(&str, &str)> = Vec::new();
+    let mut tags: Vec<Option<&str>> = Vec::with_capacity(graph.len());
     for id in graph.ids() {
         match doc.node_tags.get(graph.name(id)) {
             None => return Err(PlanDocumentError::MissingNode(graph.name(id).to_string()).into()),
-            Some(Some(tag)) => tagged.push((graph.name(id), tag)),
-            Some(None) => {}
+            Some(tag) => tags.push(tag.as_deref()),
         }
     }
-    let tagging =
-        Tagging::by_name(&graph, &tagged).map_err(|e| PlanDocumentError::UnknownNode(e.0))?;
+    let tagging = Tagging::from_names(tags);
     let options = doc.options.apply_to(&graph.options);
     let model = doc
         .cost
@@ -246,10 +245,12 @@ pub fn plan_on_graph(graph: &str, plan: &str) -> Result<PlanOnGraph, ApiError> {
     let analysis = analyse(&graph);
     let supported: Vec<bool> = graph.nodes.iter().map(|n| n.supported).collect();
     let (stock, source) = stock::proposal(&graph, &analysis.index, &options, &supported);
+    // A graph of 10^6 nodes has tens of thousands of buffers: found by name, not by a scan each.
+    let given_by_name: HashMap<&str, &PlanBufferIn> =
+        doc.buffers.iter().map(|b| (b.buffer.as_str(), b)).collect();
     let mut buffers = Vec::with_capacity(analysis.buffers.len());
     for chain in &analysis.buffers {
-        let given = doc.buffers.iter().find(|b| b.buffer == chain.buffer);
-        let derived = derived_strategy(&tagging, chain);
+        let given = given_by_name.get(chain.buffer.as_str()).copied();
         let strategy = match given {
             // A plan says what it decided: a fixed strategy, never `auto`.
             Some(b) => match b.strategy.parse::<StrategyRequest>() {
@@ -262,7 +263,7 @@ pub fn plan_on_graph(graph: &str, plan: &str) -> Result<PlanOnGraph, ApiError> {
                     .into());
                 }
             },
-            None => derived,
+            None => derived_strategy(&tagging, chain),
         };
         let partition = (strategy == Strategy::State)
             .then(|| tagging.tag(chain.placeholder).map(str::to_string))
