@@ -167,6 +167,12 @@ pub enum Refusal {
     },
     /// The state's partition would lie on this cycle through the rest of the graph.
     Cycle(Vec<CycleStep>),
+    /// The state's hull cannot be cut, and alone it exceeds a partition budget (`max_weight_bytes`
+    /// or `max_ops`): its constant bytes and ops as one partition would hold them.
+    OverBudget { weight_bytes: u64, ops: u64 },
+    /// A cut the user asked for (`cut_after`/`cut_before`, this pattern) runs through the state's
+    /// hull, before this node of it.
+    CutThrough { pattern: String, before: NodeId },
     /// Taking the alternative would cost buffer `buffer` (an index into the analysis's buffers) its
     /// state, for this reason (always known, as every demotion records one).
     WouldCostState {
@@ -183,6 +189,8 @@ impl Refusal {
             Refusal::TargetBelowIos18(_) => RuleId::StateTarget,
             Refusal::Blocked { blocker, .. } => blocker.rule(),
             Refusal::Cycle(_) => RuleId::Acyclic,
+            Refusal::OverBudget { .. } => RuleId::WithinBudget,
+            Refusal::CutThrough { .. } => RuleId::StateWhole,
             Refusal::WouldCostState { because, .. } => {
                 because.as_ref().map_or(RuleId::StateWhole, |r| r.rule())
             }
@@ -206,6 +214,8 @@ pub enum Blocker {
     NoInput,
     /// The request keeps it on CPU.
     Requested,
+    /// With what it cannot be parted from (its tuple), it alone exceeds a partition budget.
+    OverBudget,
 }
 
 impl Blocker {
@@ -213,6 +223,7 @@ impl Blocker {
         match self {
             Blocker::NotAnOp | Blocker::CpuChain(_) => RuleId::StateWhole,
             Blocker::NoInput => RuleId::NoInputTarget,
+            Blocker::OverBudget => RuleId::WithinBudget,
             Blocker::Unsupported
             | Blocker::TupleSibling(_)
             | Blocker::ProducerOnCpu(_)
@@ -248,4 +259,32 @@ pub enum Decision {
     StateOnCycle { buffer: usize, path: Vec<CycleStep> },
     /// The decision on `Plan::buffers[i]`, which cites a rule.
     Buffer(usize),
+    /// These ops (one op, or a tuple with its `getitem`s) alone exceed a partition budget: they
+    /// run on CPU.
+    OverBudgetOnCpu {
+        nodes: Vec<NodeId>,
+        weight_bytes: u64,
+        ops: u64,
+    },
+}
+
+/// Where one delegate partition of the plan ends and the next begins although convexity would
+/// let them be one: a budget reached, or a cut the user asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cut {
+    /// The last op before the cut and the first after it, both in the same partition had it not
+    /// been cut (the partitions they end up in are their tags).
+    pub after: NodeId,
+    pub before: NodeId,
+    pub reason: CutReason,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CutReason {
+    /// Taking `before` in would have brought the partition's constant bytes to this much.
+    WeightBudget { would_be: u64 },
+    /// Taking `before` in would have brought the partition's ops to this many.
+    OpBudget { would_be: u64 },
+    /// The user asked for it: `cut_after` or `cut_before` with this pattern.
+    Asked { pattern: String, after: bool },
 }

@@ -151,6 +151,9 @@ pub struct Node {
     pub supported: bool,
     /// The tag the stock partitioner proposed.
     pub stock_tag: Option<Symbol>,
+    /// The module the node came from, as torch.export records it (`nn_module_stack`'s innermost
+    /// path, e.g. `layers.7.attention`): what `cut_after`/`cut_before` patterns match.
+    pub module_path: Option<Symbol>,
     pub meta: TensorMeta,
 }
 

@@ -10,7 +10,7 @@ use partition_planner::api::{
 };
 use partition_planner::cost::CostOverrides;
 use partition_planner::manifest::Manifest;
-use partition_planner::options::{DeploymentTarget, PartialOptions};
+use partition_planner::options::{ByteSize, DeploymentTarget, PartialOptions};
 use partition_planner::report::manifest_diff_text;
 use partition_planner::stock::ExecutorchVersion;
 use partition_planner::whatif::{ChangeError, Scenario, parse_scenarios};
@@ -149,6 +149,20 @@ struct Input {
     /// Minimum deployment target: iOS15, iOS16, iOS17 or iOS18.
     #[arg(long, value_name = "TARGET")]
     min_target: Option<DeploymentTarget>,
+    /// At most this many bytes of constants (weights) in each delegate partition, e.g. 2GiB,
+    /// 700MB or 2147483648; a constant several partitions read counts in each.
+    #[arg(long = "max-partition-weight-bytes", value_name = "BYTES")]
+    max_weight_bytes: Option<ByteSize>,
+    /// At most this many ops (`call_function` nodes) in each delegate partition.
+    #[arg(long = "max-partition-ops", value_name = "N")]
+    max_ops: Option<u64>,
+    /// No partition spans the end of what PATTERN matches: a node name, or a module path such as
+    /// `layers.*` (each block) or `layers.7` (repeatable).
+    #[arg(long = "cut-after", value_name = "PATTERN")]
+    cut_after: Vec<String>,
+    /// No partition spans the start of what PATTERN matches (repeatable).
+    #[arg(long = "cut-before", value_name = "PATTERN")]
+    cut_before: Vec<String>,
 }
 
 impl Input {
@@ -158,6 +172,10 @@ impl Input {
                 take_over_mutable_buffer: self.take_over_mutable_buffer,
                 take_over_constant_data: self.take_over_constant_data,
                 minimum_deployment_target: self.min_target,
+                max_weight_bytes: self.max_weight_bytes,
+                max_ops: self.max_ops,
+                cut_after: (!self.cut_after.is_empty()).then(|| self.cut_after.clone()),
+                cut_before: (!self.cut_before.is_empty()).then(|| self.cut_before.clone()),
                 ..PartialOptions::default()
             },
             strategies,

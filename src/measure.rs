@@ -15,6 +15,11 @@ pub struct PartitionSummary {
     pub outputs: Vec<NodeId>,
     /// Buffers the partition owns as Core ML states: placeholder and writer both inside.
     pub states: Vec<String>,
+    /// Bytes of those states, as far as their sizes are known.
+    pub state_bytes: u64,
+    /// Bytes of the constant data baked into the partition: each parameter, lifted constant or
+    /// unmutated buffer tagged into it or copied into it, as far as sizes are known.
+    pub weight_bytes: u64,
     /// Bytes of inputs and outputs whose size is known.
     pub boundary_bytes: u64,
     /// Inputs and outputs whose size is not known (symbolic shape or no meta).
@@ -69,12 +74,20 @@ pub fn measure(graph: &Graph, tagging: &Tagging) -> Measure {
     let mut inputs: Vec<Vec<NodeId>> = vec![Vec::new(); count];
     let mut outputs: Vec<Vec<NodeId>> = vec![Vec::new(); count];
     let mut nodes = vec![0usize; count];
+    let mut weight_bytes = vec![0u64; count];
+    let constant_bytes = |q: NodeId| match graph.role(q).is_constant_data() {
+        true => graph.node(q).meta.bytes().unwrap_or(0),
+        false => 0,
+    };
     let mut copies: Vec<ConstantCopy> = Vec::new();
     let mut copy_of: std::collections::HashMap<NodeId, usize> = std::collections::HashMap::new();
     for id in graph.ids() {
         let here = tagging.partition(id);
         if let (Some(p), OpKind::CallFunction) = (here, graph.op(id)) {
             nodes[p as usize] += 1;
+        }
+        if let (Some(p), OpKind::Placeholder) = (here, graph.op(id)) {
+            weight_bytes[p as usize] = weight_bytes[p as usize].saturating_add(constant_bytes(id));
         }
         for &q in &graph.node(id).inputs {
             let there = tagging.partition(q);
@@ -96,6 +109,10 @@ pub fn measure(graph: &Graph, tagging: &Tagging) -> Measure {
                 let reader = tagging.tag(id).map(str::to_string);
                 if !copies[entry].readers.contains(&reader) {
                     copies[entry].readers.push(reader);
+                    if let Some(p) = here {
+                        weight_bytes[p as usize] =
+                            weight_bytes[p as usize].saturating_add(constant_bytes(q));
+                    }
                 }
                 continue;
             }
@@ -108,11 +125,14 @@ pub fn measure(graph: &Graph, tagging: &Tagging) -> Measure {
         }
     }
     let mut states: Vec<Vec<String>> = vec![Vec::new(); count];
+    let mut state_bytes = vec![0u64; count];
     for b in &graph.signature.mutable_buffers {
         if let Some(p) = tagging.partition(b.placeholder)
             && tagging.partition(b.writer) == Some(p)
         {
             states[p as usize].push(b.buffer.clone());
+            let bytes = graph.node(b.placeholder).meta.bytes().unwrap_or(0);
+            state_bytes[p as usize] = state_bytes[p as usize].saturating_add(bytes);
         }
     }
     let partitions = (0..count)
@@ -137,6 +157,8 @@ pub fn measure(graph: &Graph, tagging: &Tagging) -> Measure {
                 inputs: ins,
                 outputs: outs,
                 states: std::mem::take(&mut states[p]),
+                state_bytes: state_bytes[p],
+                weight_bytes: weight_bytes[p],
                 boundary_bytes,
                 unsized_boundary_values,
             }

@@ -71,6 +71,19 @@ pub struct Options {
     pub minimum_deployment_target: Option<DeploymentTarget>,
     pub compute_unit: Option<String>,
     pub compute_precision: Option<String>,
+    /// At most this many bytes of constant data baked into each delegate partition (a constant
+    /// copied into several counts in each); `None`: no budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_weight_bytes: Option<u64>,
+    /// At most this many `call_function` nodes in each delegate partition; `None`: no budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_ops: Option<u64>,
+    /// Patterns over node names and module paths: no partition spans the end of what each matches.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cut_after: Vec<String>,
+    /// Patterns over node names and module paths: no partition spans the start of what each matches.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cut_before: Vec<String>,
 }
 
 impl Default for Options {
@@ -81,6 +94,10 @@ impl Default for Options {
             minimum_deployment_target: None,
             compute_unit: None,
             compute_precision: None,
+            max_weight_bytes: None,
+            max_ops: None,
+            cut_after: Vec::new(),
+            cut_before: Vec::new(),
         }
     }
 }
@@ -94,6 +111,82 @@ impl Options {
 
     pub fn target_label(&self) -> String {
         target_label(self.minimum_deployment_target)
+    }
+
+    /// Whether partitions are cut beyond what convexity asks (budgets or cuts the user named).
+    pub fn chunks_partitions(&self) -> bool {
+        self.max_weight_bytes.is_some()
+            || self.max_ops.is_some()
+            || !self.cut_after.is_empty()
+            || !self.cut_before.is_empty()
+    }
+}
+
+/// A byte count as people write it: `2147483648`, `2GiB`, `1.5 GB`, `700MiB`, `64k`. Decimal
+/// units (kB, MB, GB, TB) are powers of 1000, binary ones (KiB, MiB, GiB, TiB, and the bare
+/// letters k, m, g, t) powers of 1024.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ByteSize(pub u64);
+
+/// A byte count that is not a non-negative number with one of the units above.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "not a byte size: {0:?} (expected a number of bytes, optionally with a unit such as 700MB or 2GiB)"
+)]
+pub struct BadByteSize(pub String);
+
+impl FromStr for ByteSize {
+    type Err = BadByteSize;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || BadByteSize(s.to_string());
+        let text = s.trim();
+        let split = text
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(text.len());
+        let (number, unit) = text.split_at(split);
+        let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+            "" | "b" => 1,
+            "kb" => 1_000,
+            "mb" => 1_000_000,
+            "gb" => 1_000_000_000,
+            "tb" => 1_000_000_000_000,
+            "k" | "kib" => 1 << 10,
+            "m" | "mib" => 1 << 20,
+            "g" | "gib" => 1 << 30,
+            "t" | "tib" => 1 << 40,
+            _ => return Err(bad()),
+        };
+        if number.is_empty() || number.starts_with('.') || number.ends_with('.') {
+            return Err(bad());
+        }
+        let bytes = match number.split_once('.') {
+            None => number
+                .parse::<u64>()
+                .ok()
+                .and_then(|n| n.checked_mul(scale)),
+            Some(_) => {
+                let value = number.parse::<f64>().map_err(|_| bad())? * scale as f64;
+                // Below 2^64 exactly representable as an integer part; anything larger overflows.
+                (value.is_finite() && value < u64::MAX as f64).then(|| value.floor() as u64)
+            }
+        };
+        bytes.map(ByteSize).ok_or_else(bad)
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    /// A number of bytes, or a string with a unit.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Given {
+            Bytes(u64),
+            Text(String),
+        }
+        match Given::deserialize(d)? {
+            Given::Bytes(n) => Ok(ByteSize(n)),
+            Given::Text(t) => t.parse().map_err(serde::de::Error::custom),
+        }
     }
 }
 
@@ -111,6 +204,14 @@ pub struct PartialOptions {
     pub compute_unit: Option<String>,
     #[serde(default)]
     pub compute_precision: Option<String>,
+    #[serde(default)]
+    pub max_weight_bytes: Option<ByteSize>,
+    #[serde(default)]
+    pub max_ops: Option<u64>,
+    #[serde(default)]
+    pub cut_after: Option<Vec<String>>,
+    #[serde(default)]
+    pub cut_before: Option<Vec<String>>,
 }
 
 impl PartialOptions {
@@ -134,6 +235,16 @@ impl PartialOptions {
                 .compute_precision
                 .clone()
                 .or_else(|| base.compute_precision.clone()),
+            max_weight_bytes: self.max_weight_bytes.map(|b| b.0).or(base.max_weight_bytes),
+            max_ops: self.max_ops.or(base.max_ops),
+            cut_after: self
+                .cut_after
+                .clone()
+                .unwrap_or_else(|| base.cut_after.clone()),
+            cut_before: self
+                .cut_before
+                .clone()
+                .unwrap_or_else(|| base.cut_before.clone()),
         }
     }
 }
@@ -166,6 +277,37 @@ mod tests {
         assert!(!applied.take_over_mutable_buffer);
         assert_eq!(applied.compute_unit.as_deref(), Some("ALL"));
         assert_eq!(PartialOptions::default().apply_to(&base), base);
+    }
+
+    #[test]
+    fn byte_sizes_read_as_people_write_them() {
+        let bytes = |s: &str| s.parse::<ByteSize>().map(|b| b.0);
+        assert_eq!(bytes("2147483648"), Ok(2_147_483_648));
+        assert_eq!(bytes("2GiB"), Ok(2 << 30));
+        assert_eq!(bytes("2 gib"), Ok(2 << 30));
+        assert_eq!(bytes("1.5GB"), Ok(1_500_000_000));
+        assert_eq!(bytes("700MB"), Ok(700_000_000));
+        assert_eq!(bytes("64k"), Ok(65_536));
+        for bad in [
+            "",
+            "GiB",
+            "-1",
+            "1.",
+            ".5",
+            "1.2.3",
+            "12 parsecs",
+            "99999999999999999999",
+            "20000000TiB",
+            "1e9",
+        ] {
+            assert!(bytes(bad).is_err(), "{bad:?} read as a size");
+        }
+        let given: PartialOptions =
+            serde_json::from_str(r#"{"max_weight_bytes": "1GiB", "max_ops": 500}"#).unwrap();
+        assert_eq!(given.max_weight_bytes, Some(ByteSize(1 << 30)));
+        let given: PartialOptions = serde_json::from_str(r#"{"max_weight_bytes": 1000}"#).unwrap();
+        assert_eq!(given.max_weight_bytes, Some(ByteSize(1000)));
+        assert!(serde_json::from_str::<PartialOptions>(r#"{"max_weight_bytes": "lots"}"#).is_err());
     }
 
     #[test]

@@ -29,10 +29,12 @@ pub enum RuleId {
     PlanMatchesTags,
     /// A multi-output op and every `getitem` of it are on one side.
     TupleWhole,
+    /// Each delegate partition keeps within the budgets asked for (constant bytes, ops).
+    WithinBudget,
 }
 
 impl RuleId {
-    pub const ALL: [RuleId; 10] = [
+    pub const ALL: [RuleId; 11] = [
         RuleId::Acyclic,
         RuleId::Supported,
         RuleId::NoHiddenState,
@@ -43,6 +45,7 @@ impl RuleId {
         RuleId::NoInputTarget,
         RuleId::PlanMatchesTags,
         RuleId::TupleWhole,
+        RuleId::WithinBudget,
     ];
 
     pub fn id(self) -> &'static str {
@@ -57,6 +60,7 @@ impl RuleId {
             RuleId::NoInputTarget => "NO_INPUT_TARGET",
             RuleId::PlanMatchesTags => "PLAN_MATCHES_TAGS",
             RuleId::TupleWhole => "TUPLE_WHOLE",
+            RuleId::WithinBudget => "WITHIN_BUDGET",
         }
     }
 
@@ -88,6 +92,9 @@ impl RuleId {
             RuleId::PlanMatchesTags => "the plan says one thing and applies another",
             RuleId::TupleWhole => {
                 "a partition boundary would carry a tuple, which a fused delegate can neither return nor take (torch.fx's CapabilityBasedPartitioner moves every getitem into its producer's partition for this reason)"
+            }
+            RuleId::WithinBudget => {
+                "a delegate larger than the device takes: the Neural Engine compiler refuses weight files over 2 GiB (\"Weight file size ... exceeds the maximum\"), and very deep programs fail to compile"
             }
         }
     }
@@ -200,6 +207,13 @@ pub enum Fact {
     },
     /// PLAN_MATCHES_TAGS: said to be io, yet the placeholder is tagged.
     NotIo { placeholder_tag: Option<String> },
+    /// WITHIN_BUDGET: the partition holds more constant bytes or ops than asked.
+    OverBudget {
+        weight_bytes: u64,
+        ops: u64,
+        max_weight_bytes: Option<u64>,
+        max_ops: Option<u64>,
+    },
     /// PLAN_MATCHES_TAGS: a figure the plan reports differs from the tags'.
     Misreported {
         figure: Figure,

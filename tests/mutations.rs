@@ -258,6 +258,32 @@ const MUTATIONS: &[Mutation] = &[
             Some(mutant)
         },
     },
+    Mutation {
+        rule: RuleId::WithinBudget,
+        what: "a budget of ops one below the largest partition, the tags kept (a planner ignoring it)",
+        apply: |s| {
+            let largest = s.plan.measure.partitions.iter().map(|p| p.nodes).max()?;
+            let mut mutant = s.plan.clone();
+            mutant.options.max_ops = Some(largest as u64 - 1);
+            Some(mutant)
+        },
+    },
+    Mutation {
+        rule: RuleId::WithinBudget,
+        what: "a budget of constant bytes one below the heaviest partition, the tags kept",
+        apply: |s| {
+            let heaviest = s
+                .plan
+                .measure
+                .partitions
+                .iter()
+                .map(|p| p.weight_bytes)
+                .max()?;
+            let mut mutant = s.plan.clone();
+            mutant.options.max_weight_bytes = Some(heaviest.checked_sub(1)?);
+            Some(mutant)
+        },
+    },
 ];
 
 fn subjects() -> Vec<Subject> {

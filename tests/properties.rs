@@ -335,3 +335,60 @@ fn random_graphs_cover_every_decision() {
         "no refused merge: {seen:#?}"
     );
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    /// Budgets and asked cuts (issue #17): every partition within budget, the checker content,
+    /// and no partition across a cut asked after a node outside any tuple.
+    #[test]
+    fn random_budgets_and_cuts_keep_every_rule(seed in any::<u64>(), size in 1usize..45) {
+        let generated = random_graph(seed, size);
+        let graph = parse_graph(&generated.builder.to_json()).expect("generated graphs import");
+        let analysis = analyse(&graph);
+        let mut request = random_request(&graph, seed);
+        let mut rng = Rng::new(seed ^ 0x5EED);
+        if rng.chance(60) {
+            request.options.max_ops = Some(1 + rng.below(6) as u64);
+        }
+        if rng.chance(60) {
+            // Parameters are 8x8 float32 (256 bytes).
+            request.options.max_weight_bytes = Some(rng.below(800) as u64);
+        }
+        let in_tuple = |n: partition_planner::graph::NodeId| {
+            analysis.getitems.iter().any(|&(g, p)| g == n || p == n)
+        };
+        let ops: Vec<_> = graph
+            .ids()
+            .filter(|&n| graph.op(n) == OpKind::CallFunction && !in_tuple(n))
+            .collect();
+        let mut cut_after = Vec::new();
+        if !ops.is_empty() && rng.chance(50) {
+            for _ in 0..1 + rng.below(3) {
+                cut_after.push(*rng.pick(&ops));
+            }
+        }
+        request.options.cut_after = cut_after.iter().map(|&n| graph.name(n).to_string()).collect();
+        let planned = plan(&graph, &analysis, &request).expect("plans");
+        let what = &generated.description;
+        let broken: Vec<String> = verify(&graph, &planned, &request)
+            .violations()
+            .map(|v| explain(&graph, v).to_string())
+            .collect();
+        prop_assert!(broken.is_empty(), "{}: the checker rejects the plan: {:#?}", what, broken);
+        for p in &planned.measure.partitions {
+            prop_assert!(request.options.max_ops.is_none_or(|m| p.nodes as u64 <= m), "{}", what);
+            prop_assert!(request.options.max_weight_bytes.is_none_or(|m| p.weight_bytes <= m), "{}", what);
+        }
+        for &x in &cut_after {
+            let at = analysis.index.position(x);
+            for n in graph.ids().filter(|&n| graph.op(n) == OpKind::CallFunction) {
+                for m in graph.ids().filter(|&m| graph.op(m) == OpKind::CallFunction) {
+                    let (tn, tm) = (planned.tagging.partition(n), planned.tagging.partition(m));
+                    let across = analysis.index.position(n) <= at && analysis.index.position(m) > at;
+                    prop_assert!(!(across && tn.is_some() && tn == tm), "{}: {} and {} share a partition across the cut after {}", what, graph.name(n), graph.name(m), graph.name(x));
+                }
+            }
+        }
+    }
+}

@@ -183,6 +183,25 @@ fn cases() -> Vec<Case> {
             breaks: violations(&[("split", "tag3")], ios18(true)),
         },
         Case {
+            rule: RuleId::WithinBudget,
+            // tag0 holds four ops (neg, scatter, sum, mm) and w (4x4 float32, 64 bytes).
+            keeps: violations(
+                GOOD,
+                Options {
+                    max_ops: Some(4),
+                    max_weight_bytes: Some(64),
+                    ..ios18(true)
+                },
+            ),
+            breaks: violations(
+                GOOD,
+                Options {
+                    max_ops: Some(3),
+                    ..ios18(true)
+                },
+            ),
+        },
+        Case {
             rule: RuleId::PlanMatchesTags,
             keeps: Box::new(|g| plan_claims(g, false)),
             breaks: Box::new(|g| plan_claims(g, true)),
@@ -235,4 +254,41 @@ fn every_rule_has_both_cases() {
 fn the_good_tagging_keeps_every_rule_at_once() {
     let g = graph();
     assert!(findings(&g, GOOD, &ios18(true), FindingKind::Violation).is_empty());
+}
+
+/// WITHIN_BUDGET counts a constant in every partition that reads it: executorch copies it there.
+#[test]
+fn a_copied_constant_counts_in_each_partition_reading_it() {
+    let g = graph();
+    let tagged = [
+        ("b_s", "tag0"),
+        ("neg", "tag0"),
+        ("scatter", "tag0"),
+        ("w", "tag0"),
+        ("wsq", "tag2"),
+    ];
+    let budget = |bytes| Options {
+        max_weight_bytes: Some(bytes),
+        ..ios18(true)
+    };
+    let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
+    let tagging = Tagging::by_name(&g, &tagged).expect("case names");
+    let over_budget = |bytes| {
+        let mut over: Vec<_> = check(&g, &tagging, &budget(bytes), &supported)
+            .into_iter()
+            .filter(|f| f.rule == RuleId::WithinBudget)
+            .map(|f| (f.partition, f.bytes))
+            .collect();
+        over.sort();
+        over
+    };
+    // w (4x4 float32) is owned by tag0 and copied for wsq into tag2: 64 bytes in each.
+    assert_eq!(
+        over_budget(63),
+        [
+            (Some("tag0".into()), Some(64)),
+            (Some("tag2".into()), Some(64))
+        ]
+    );
+    assert!(over_budget(64).is_empty());
 }

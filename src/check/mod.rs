@@ -186,7 +186,62 @@ impl<'a> Checker<'a> {
         findings.extend(self.constant_sharing());
         findings.extend(self.inputs(options));
         findings.extend(self.tuples());
+        findings.extend(self.budgets(options));
         findings
+    }
+
+    /// WITHIN_BUDGET: each partition's ops (its `call_function` nodes) and constant bytes: every
+    /// parameter, lifted constant or unmutated buffer that is tagged, counted in its own partition
+    /// and in each other partition with a node that reads it (executorch copies it there). An
+    /// untagged constant is a runtime input, baked into nothing.
+    fn budgets(&self, options: &Options) -> Vec<Finding> {
+        if options.max_weight_bytes.is_none() && options.max_ops.is_none() {
+            return Vec::new();
+        }
+        let count = self.sides.len();
+        let mut weight = vec![0u64; count];
+        let mut holders: Vec<usize> = Vec::new();
+        for c in self.graph.ids() {
+            let Some(owner) = self.tagging.partition(c) else {
+                continue;
+            };
+            if !self.constant[c.index()] {
+                continue;
+            }
+            holders.clear();
+            holders.push(owner as usize);
+            for user in self.dag.neighbors_directed(ix(c), Outgoing) {
+                if let Some(t) = self.tagging.partition(id(user)) {
+                    holders.push(t as usize);
+                }
+            }
+            holders.sort_unstable();
+            holders.dedup();
+            let bytes = self.graph.node(c).meta.bytes().unwrap_or(0);
+            for &h in &holders {
+                weight[h] = weight[h].saturating_add(bytes);
+            }
+        }
+        let mut out = Vec::new();
+        for (p, side) in self.sides.iter().enumerate() {
+            let ops = side.ops as u64;
+            let over_weight = options.max_weight_bytes.is_some_and(|m| weight[p] > m);
+            let over_ops = options.max_ops.is_some_and(|m| ops > m);
+            if over_weight || over_ops {
+                let fact = Fact::OverBudget {
+                    weight_bytes: weight[p],
+                    ops,
+                    max_weight_bytes: options.max_weight_bytes,
+                    max_ops: options.max_ops,
+                };
+                out.push(
+                    Finding::violation(RuleId::WithinBudget, fact)
+                        .partition(self.tagging.name(p as u32))
+                        .bytes(Some(weight[p])),
+                );
+            }
+        }
+        out
     }
 
     /// executorch copies a tagged placeholder for each other side that reads it

@@ -55,6 +55,7 @@ pub(super) const NODE_FIELDS: &[&str] = &[
     "kwargs",
     "supported",
     "delegation_tag",
+    "module_path",
     "meta",
 ];
 
@@ -112,6 +113,11 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                         .next_value::<Option<Key>>()?
                         .map(|t| intern(&mut list.tags, t.as_str()));
                 }
+                "module_path" => {
+                    parts.module_path = map
+                        .next_value::<Option<Key>>()?
+                        .map(|m| list.symbol(m.as_str()));
+                }
                 "meta" => parts.meta = map.next_value_seed(MetaSeed(list))?,
                 other => return Err(de::Error::unknown_field(other, NODE_FIELDS)),
             }
@@ -131,6 +137,7 @@ pub(super) struct NodeParts<'t> {
     pub kwargs: Kwargs,
     pub supported: Option<bool>,
     pub tag: Option<crate::graph::Symbol>,
+    pub module_path: Option<crate::graph::Symbol>,
     pub meta: TensorMeta,
     pub inputs: Inputs,
     /// Inputs are in order of first reference, args before kwargs, whatever the key order: when
@@ -158,6 +165,7 @@ impl NodeParts<'_> {
             inputs: self.inputs.list,
             supported: self.supported.unwrap_or(self.tag.is_some()),
             stock_tag: self.tag,
+            module_path: self.module_path,
             meta: self.meta,
         };
         if self.kwargs_first {

@@ -92,6 +92,7 @@ impl<'t> Scanner<'t> {
                 "delegation_tag" => {
                     parts.tag = s.optional_string()?.map(|t| intern(&mut list.tags, t));
                 }
+                "module_path" => parts.module_path = s.optional_string()?.map(|m| list.symbol(m)),
                 "meta" => parts.meta = s.meta(list)?,
                 _ => return None,
             }

@@ -3,12 +3,14 @@
 //! partitions. The result is a value, a [`Plan`], that can be checked, reported, diffed and applied.
 //! The planner never runs the checker: its callers do (`crate::verify`).
 
+mod chunks;
 mod levels;
 mod search;
 mod strategy;
 
 pub use crate::decision::{
-    Alternative, BufferDecision, Decision, Reason, Strategy, StrategyRequest, parse_strategy_spec,
+    Alternative, BufferDecision, Cut, CutReason, Decision, Reason, Strategy, StrategyRequest,
+    parse_strategy_spec,
 };
 
 use crate::analyse::{Analysis, DirectedGraph};
@@ -77,6 +79,8 @@ pub struct Plan {
     pub stock_source: stock::Source,
     /// Why the planner chose what it chose beyond each buffer's line, citing rules.
     pub decisions: Vec<Decision>,
+    /// Where partitions were cut for the budgets or as the user asked, in order.
+    pub cuts: Vec<Cut>,
 }
 
 pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result<Plan, PlanError> {
@@ -87,8 +91,10 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
         });
     }
     let requested = strategy::resolve_requests(graph, analysis, request)?;
-    let searched = search::search(graph, analysis, request, &requested);
-    let decided = searched.decided;
+    let cuts = chunks::asked_cuts(graph, analysis, &request.options);
+    let searched = search::search(graph, analysis, request, &requested, &cuts);
+    let mut decided = searched.decided;
+    let plan_cuts = std::mem::take(&mut decided.cuts);
     let tagging = tag_nodes(
         graph,
         analysis,
@@ -172,6 +178,7 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
         stock,
         stock_source,
         decisions,
+        cuts: plan_cuts,
     })
 }
 

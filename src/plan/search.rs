@@ -12,6 +12,7 @@
 //! graph). Moving a class rather than a buffer is what finds "every layer's cache on CPU" even when
 //! splitting at one layer alone never pays. Each candidate plan costs one O(V + E) planning pass.
 
+use super::chunks::AskedCut;
 use super::strategy::{self, Decided};
 use super::{Alternative, PlanRequest, Strategy, StrategyRequest};
 use crate::analyse::{Analysis, BufferChain};
@@ -51,6 +52,7 @@ struct Evaluator<'a> {
     analysis: &'a Analysis,
     request: &'a PlanRequest,
     requested: &'a [StrategyRequest],
+    cuts: &'a [AskedCut],
     /// Shared: two assignments can plan the same tags (a refused state is on CPU either way).
     memo: HashMap<Vec<Strategy>, Rc<Evaluation>>,
     scratch: Scratch,
@@ -65,11 +67,11 @@ fn evaluate(
     graph: &Graph,
     analysis: &Analysis,
     request: &PlanRequest,
-    requested: &[StrategyRequest],
+    (requested, cuts): (&[StrategyRequest], &[AskedCut]),
     assigned: &[Strategy],
     scratch: &mut Scratch,
 ) -> Evaluation {
-    let decided = strategy::decide(graph, analysis, request, requested, assigned);
+    let decided = strategy::decide(graph, analysis, request, (requested, cuts), assigned);
     let estimate = estimate(
         graph,
         analysis,
@@ -88,7 +90,7 @@ impl Evaluator<'_> {
             self.graph,
             self.analysis,
             self.request,
-            self.requested,
+            (self.requested, self.cuts),
             assigned,
             &mut self.scratch,
         )
@@ -110,8 +112,12 @@ impl Evaluator<'_> {
             return;
         }
         let (theirs, ours) = missing.split_at(missing.len() / 2);
-        let (graph, analysis, request, requested) =
-            (self.graph, self.analysis, self.request, self.requested);
+        let (graph, analysis, request, requested) = (
+            self.graph,
+            self.analysis,
+            self.request,
+            (self.requested, self.cuts),
+        );
         let scratch = &mut self.scratch;
         let done = std::thread::scope(|s| {
             let helper = s.spawn(move || {
@@ -175,6 +181,7 @@ pub(super) fn search(
     analysis: &Analysis,
     request: &PlanRequest,
     requested: &[StrategyRequest],
+    cuts: &[AskedCut],
 ) -> Searched {
     let options = &request.options;
     let states_allowed = options.take_over_mutable_buffer && options.target_allows_states();
@@ -187,6 +194,7 @@ pub(super) fn search(
         analysis,
         request,
         requested,
+        cuts,
         memo: HashMap::new(),
         scratch: Scratch::default(),
     };

@@ -2,10 +2,11 @@
 //! state to `cpu` with the reason whenever it cannot be whole in one partition, and repeat until
 //! the state groups contract without a cycle.
 
+use super::chunks::{self, AskedCut, Unchunkable};
 use super::levels::{self, Groups};
 use super::{PlanError, PlanRequest, Strategy, StrategyRequest};
 use crate::analyse::{Analysis, BufferChain, DirectedGraph};
-use crate::decision::{Blocker, CycleStep, Decision, HullPlace, KeptState, Reason, Refusal};
+use crate::decision::{Blocker, Cut, CycleStep, Decision, HullPlace, KeptState, Reason, Refusal};
 use crate::graph::{Graph, NodeId, OpKind};
 use crate::rules::RuleId;
 
@@ -51,6 +52,8 @@ pub(super) struct Decided {
     pub decisions: Vec<Decision>,
     pub partition: Vec<Option<u32>>,
     pub partition_count: u32,
+    /// Where partitions were cut for budgets or as asked.
+    pub cuts: Vec<Cut>,
 }
 
 pub(super) fn resolve_requests(
@@ -89,7 +92,7 @@ pub(super) fn decide(
     graph: &Graph,
     analysis: &Analysis,
     request: &PlanRequest,
-    requested: &[StrategyRequest],
+    (requested, cuts): (&[StrategyRequest], &[AskedCut]),
     assigned: &[Strategy],
 ) -> Decided {
     let options = &request.options;
@@ -121,9 +124,10 @@ pub(super) fn decide(
         })
         .collect();
     let mut decisions = Vec::new();
-    let mut no_input = vec![false; graph.len()];
+    // Ops an earlier round moved to CPU: no runtime input below iOS18, or over a budget.
+    let mut moved: Vec<Option<Blocker>> = vec![None; graph.len()];
     loop {
-        let blockers = blockers(graph, analysis, request, &outcomes, &no_input);
+        let blockers = blockers(graph, analysis, request, &outcomes, &moved);
         let mut demoted = false;
         for (b, chain) in analysis.buffers.iter().enumerate() {
             if outcomes[b].strategy != Strategy::State {
@@ -164,11 +168,34 @@ pub(super) fn decide(
         let eligible: Vec<bool> = blockers.iter().map(Option::is_none).collect();
         match levels::assign(&analysis.index, &groups, &eligible) {
             Ok(levels) => {
+                let kept: Vec<(usize, &[NodeId])> = analysis
+                    .buffers
+                    .iter()
+                    .enumerate()
+                    .filter(|(b, _)| outcomes[*b].strategy == Strategy::State)
+                    .map(|(b, c)| (b, c.state_hull.as_slice()))
+                    .collect();
+                let chunked = match chunks::chunk(graph, analysis, options, levels, &kept, cuts) {
+                    Ok(chunked) => chunked,
+                    Err(problems) => {
+                        for problem in problems {
+                            unchunkable(
+                                problem,
+                                requested,
+                                &mut outcomes,
+                                &mut moved,
+                                &mut decisions,
+                            );
+                        }
+                        continue;
+                    }
+                };
+                let levels = chunked.levels;
                 let stranded = inputless_partitions(graph, analysis, request, &levels);
                 if !stranded.is_empty() {
                     for nodes in stranded {
                         for &n in &nodes {
-                            no_input[n.index()] = true;
+                            moved[n.index()] = Some(Blocker::NoInput);
                         }
                         decisions.push(Decision::InputlessOnCpu(nodes));
                     }
@@ -180,6 +207,7 @@ pub(super) fn decide(
                     decisions,
                     partition: levels.partition,
                     partition_count: levels.count,
+                    cuts: chunked.cuts,
                 };
             }
             Err(cycle) => {
@@ -209,6 +237,56 @@ pub(super) fn decide(
     }
 }
 
+/// Moves what cannot be chunked as the options ask out of the delegates: a state whose hull is
+/// over a budget or crossed by an asked cut is refused, ops over a budget go to CPU.
+fn unchunkable(
+    problem: Unchunkable,
+    requested: &[StrategyRequest],
+    outcomes: &mut [Outcome],
+    moved: &mut [Option<Blocker>],
+    decisions: &mut Vec<Decision>,
+) {
+    match problem {
+        Unchunkable::Hull {
+            buffers,
+            weight_bytes,
+            ops,
+        } => {
+            for b in buffers {
+                let refusal = Refusal::OverBudget { weight_bytes, ops };
+                outcomes[b] = Outcome::refused(requested[b], refusal);
+            }
+        }
+        Unchunkable::CutThroughHull {
+            buffers,
+            pattern,
+            before,
+        } => {
+            for b in buffers {
+                let refusal = Refusal::CutThrough {
+                    pattern: pattern.clone(),
+                    before,
+                };
+                outcomes[b] = Outcome::refused(requested[b], refusal);
+            }
+        }
+        Unchunkable::Ops {
+            nodes,
+            weight_bytes,
+            ops,
+        } => {
+            for &n in &nodes {
+                moved[n.index()] = Some(Blocker::OverBudget);
+            }
+            decisions.push(Decision::OverBudgetOnCpu {
+                nodes,
+                weight_bytes,
+                ops,
+            });
+        }
+    }
+}
+
 /// Why a buffer the plan keeps as a state of partition `tag` can be one.
 pub(super) fn kept_state(chain: &BufferChain, tag: &str) -> KeptState {
     KeptState {
@@ -226,16 +304,15 @@ fn blockers(
     analysis: &Analysis,
     request: &PlanRequest,
     outcomes: &[Outcome],
-    no_input: &[bool],
+    moved: &[Option<Blocker>],
 ) -> Vec<Option<Blocker>> {
     let mut blockers: Vec<Option<Blocker>> = graph
         .ops
         .iter()
         .zip(&request.supported)
-        .zip(no_input)
-        .map(|((&op, &supported), &no_input)| match (op, supported) {
-            (OpKind::CallFunction, true) if no_input => Some(Blocker::NoInput),
-            (OpKind::CallFunction, true) => None,
+        .zip(moved)
+        .map(|((&op, &supported), &moved)| match (op, supported) {
+            (OpKind::CallFunction, true) => moved,
             (OpKind::CallFunction, false) => Some(Blocker::Unsupported),
             _ => Some(Blocker::NotAnOp),
         })

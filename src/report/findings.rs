@@ -2,6 +2,7 @@
 //! `Explained` findings, with node names, a message and, for a cycle, the path, for the JSON and
 //! text reports.
 
+use super::reasons::byte_size;
 use crate::graph::{Graph, NodeId};
 use crate::options::target_label;
 use crate::rules::{Fact, Figure, Finding, FindingKind, PathStep, RuleId};
@@ -186,6 +187,25 @@ fn message(graph: &Graph, f: &Finding) -> String {
                 name(*placeholder),
                 readers.join(", ")
             )
+        }
+        Fact::OverBudget {
+            weight_bytes,
+            ops,
+            max_weight_bytes,
+            max_ops,
+        } => {
+            let mut over = Vec::new();
+            if let Some(max) = max_weight_bytes.filter(|m| weight_bytes > m) {
+                over.push(format!(
+                    "{} of constants (budget {})",
+                    byte_size(*weight_bytes),
+                    byte_size(max)
+                ));
+            }
+            if let Some(max) = max_ops.filter(|m| ops > m) {
+                over.push(format!("{ops} ops (budget {max})"));
+            }
+            format!("partition {tag} holds {}", over.join(" and "))
         }
         Fact::TupleSplit {
             getitem,

@@ -5,7 +5,7 @@ use super::findings::{Explained, explain_all};
 use crate::analyse::Analysis;
 use crate::graph::{Graph, NodeId};
 use crate::measure::Measure;
-use crate::plan::Plan;
+use crate::plan::{CutReason, Plan};
 use crate::rules::Finding;
 use crate::schema::{CHECK_SCHEMA, PLAN_SCHEMA};
 use crate::stock::ExecutorchVersion;
@@ -62,11 +62,23 @@ fn partitions<'a>(graph: &'a Graph, measure: &'a Measure) -> impl Serialize + 'a
                 "inputs": names(graph, &p.inputs),
                 "outputs": names(graph, &p.outputs),
                 "states": p.states,
+                "state_bytes": p.state_bytes,
+                "weight_bytes": p.weight_bytes,
                 "boundary_bytes": p.boundary_bytes,
                 "unsized_boundary_values": p.unsized_boundary_values,
             })
         })
     })
+}
+
+/// Why a cut is there, as one word of the plan document.
+fn cut_kind(reason: &CutReason) -> &'static str {
+    match reason {
+        CutReason::WeightBudget { .. } => "max_weight_bytes",
+        CutReason::OpBudget { .. } => "max_ops",
+        CutReason::Asked { after: true, .. } => "cut_after",
+        CutReason::Asked { after: false, .. } => "cut_before",
+    }
 }
 
 /// A finding with the scope it belongs to: the plan, the stock proposal or a checked tagging.
@@ -165,12 +177,25 @@ impl Serialize for PlanDocument<'_> {
             "stock_estimate": plan.stock_estimate,
             "candidates_estimated": plan.candidates_estimated,
         });
-        let mut map = s.serialize_map(Some(9))?;
+        let cuts = SeqOf(|| {
+            plan.cuts.iter().map(|c| {
+                json!({
+                    "after": graph.name(c.after),
+                    "before": graph.name(c.before),
+                    "partitions": [plan.tagging.tag(c.after), plan.tagging.tag(c.before)],
+                    "why": cut_kind(&c.reason),
+                    "pattern": match &c.reason { CutReason::Asked { pattern, .. } => Some(pattern), _ => None },
+                    "reason": prose.cut(c),
+                })
+            })
+        });
+        let mut map = s.serialize_map(Some(10))?;
         map.serialize_entry("schema", PLAN_SCHEMA)?;
         map.serialize_entry("options", &plan.options)?;
         map.serialize_entry("cost", &cost)?;
         map.serialize_entry("node_tags", &node_tags(graph, &plan.tagging))?;
         map.serialize_entry("partitions", &partitions(graph, m))?;
+        map.serialize_entry("cuts", &cuts)?;
         map.serialize_entry("buffers", &buffers)?;
         map.serialize_entry("explanations", &explanations)?;
         map.serialize_entry("stats", &stats)?;

@@ -9,7 +9,7 @@ use crate::decision::{
 };
 use crate::graph::Graph;
 use crate::options::target_label;
-use crate::plan::Plan;
+use crate::plan::{CutReason, Plan};
 use crate::rules::{FindingKind, RuleId};
 
 /// The refusals that follow from the options alone, with no graph to look at: the blocking fact.
@@ -143,6 +143,14 @@ impl Prose<'_> {
                 "its state would share a partition with nodes that a path through the rest of the graph leaves and re-enters ({})",
                 render_path(&self.path(path))
             ),
+            Refusal::OverBudget { weight_bytes, ops } => format!(
+                "its hull cannot be cut, and alone it holds {} of constants and {ops} op(s), over the partition budget",
+                byte_size(*weight_bytes)
+            ),
+            Refusal::CutThrough { pattern, before } => format!(
+                "the cut asked for by {pattern:?} runs through its hull, before {}",
+                self.graph.name(*before)
+            ),
             Refusal::WouldCostState { buffer, because } => format!(
                 "it would cost {} its state ({})",
                 self.buffer(*buffer),
@@ -179,6 +187,9 @@ impl Prose<'_> {
             Blocker::NoInput => format!(
                 "{what} would sit in a partition without runtime inputs, which Core ML allows only from iOS18"
             ),
+            Blocker::OverBudget => {
+                format!("{what} alone exceeds the partition budget, so it runs on CPU")
+            }
             Blocker::ProducerOnCpu(producer) => format!(
                 "{what} takes its value from {}, which runs on CPU",
                 self.graph.name(producer)
@@ -196,6 +207,28 @@ impl Prose<'_> {
                 within_partition: s.within_partition,
             })
             .collect()
+    }
+
+    /// Why a cut is where it is, in a sentence.
+    pub fn cut(&self, cut: &crate::plan::Cut) -> String {
+        let (after, before) = (self.graph.name(cut.after), self.graph.name(cut.before));
+        match &cut.reason {
+            CutReason::WeightBudget { would_be } => format!(
+                "cut before {before}: taking it in would bring the partition's constants to {}, over max_weight_bytes",
+                byte_size(*would_be)
+            ),
+            CutReason::OpBudget { would_be } => format!(
+                "cut before {before}: taking it in would bring the partition to {would_be} ops, over max_ops"
+            ),
+            CutReason::Asked {
+                pattern,
+                after: true,
+            } => format!("cut after {after}, as cut_after {pattern:?} asks"),
+            CutReason::Asked {
+                pattern,
+                after: false,
+            } => format!("cut before {before}, as cut_before {pattern:?} asks"),
+        }
     }
 
     /// The plan's decisions as the reports list them, in the plan's order.
@@ -235,6 +268,25 @@ impl Prose<'_> {
                     )
                 }
             }
+            Decision::OverBudgetOnCpu {
+                nodes,
+                weight_bytes,
+                ops,
+            } => {
+                let listed: Vec<String> = names(&mut nodes.iter().copied());
+                Explained {
+                    nodes: listed.clone(),
+                    ..decided(
+                        RuleId::WithinBudget,
+                        format!(
+                            "{} cannot be parted, and alone would hold {} of constants and {ops} op(s), over the partition budget ({}): they run on CPU",
+                            listed.join(", "),
+                            byte_size(*weight_bytes),
+                            budget_text(&plan.options)
+                        ),
+                    )
+                }
+            }
             Decision::StateOnCycle { buffer, path } => {
                 let name = self.buffer(*buffer);
                 let why = self.refusal(&Refusal::Cycle(path.clone()));
@@ -270,4 +322,29 @@ fn kept_text(k: &KeptState) -> String {
         "kept as a Core ML state of {}: its placeholder, its {}-node {kind} chain and the {} reader(s) of its old value are all supported and fit in one partition",
         k.partition, k.chain_nodes, k.old_value_readers
     )
+}
+
+/// Bytes as people read them: `2.00 GiB (2147483648 bytes)`, exact bytes below 1 KiB.
+pub fn byte_size(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    match UNITS.iter().find(|(_, size)| bytes >= *size) {
+        Some((unit, size)) => format!("{:.2} {unit} ({bytes} bytes)", bytes as f64 / *size as f64),
+        None => format!("{bytes} bytes"),
+    }
+}
+
+/// The budgets asked for, as the reports state them.
+pub fn budget_text(options: &crate::options::Options) -> String {
+    let mut parts = Vec::new();
+    if let Some(b) = options.max_weight_bytes {
+        parts.push(format!("at most {} of constants", byte_size(b)));
+    }
+    if let Some(n) = options.max_ops {
+        parts.push(format!("at most {n} ops"));
+    }
+    if parts.is_empty() {
+        "none asked".to_string()
+    } else {
+        parts.join(" and ")
+    }
 }

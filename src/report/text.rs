@@ -30,7 +30,11 @@ fn partition_line(out: &mut String, graph: &Graph, p: &PartitionSummary) {
     let states = if p.states.is_empty() {
         String::new()
     } else {
-        format!("  states: {}", p.states.join(", "))
+        format!(
+            "  states ({} bytes): {}",
+            p.state_bytes,
+            p.states.join(", ")
+        )
     };
     let unknown_size = if p.unsized_boundary_values > 0 {
         format!(" (+{} of unknown size)", p.unsized_boundary_values)
@@ -39,12 +43,13 @@ fn partition_line(out: &mut String, graph: &Graph, p: &PartitionSummary) {
     };
     let _ = writeln!(
         out,
-        "  {:<8} {:>6} nodes  in: {}  out: {}  boundary: {} bytes{unknown_size}{states}",
+        "  {:<8} {:>6} nodes  in: {}  out: {}  boundary: {} bytes{unknown_size}  weights: {} bytes{states}",
         p.tag,
         p.nodes,
         list(graph, &p.inputs, 4),
         list(graph, &p.outputs, 4),
-        p.boundary_bytes
+        p.boundary_bytes,
+        p.weight_bytes
     );
 }
 
@@ -96,6 +101,24 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verd
     );
     for p in &plan.measure.partitions {
         partition_line(&mut out, graph, p);
+    }
+    if !plan.cuts.is_empty() {
+        let _ = writeln!(
+            out,
+            "\ncuts ({}; budgets: {}):",
+            plan.cuts.len(),
+            super::reasons::budget_text(o)
+        );
+        for c in &plan.cuts {
+            let (before, after) = (plan.tagging.tag(c.after), plan.tagging.tag(c.before));
+            let _ = writeln!(
+                out,
+                "  {} | {}  {}",
+                before.unwrap_or("cpu"),
+                after.unwrap_or("cpu"),
+                prose.cut(c)
+            );
+        }
     }
     // A buffer's decision is already its line above; what adds to it is a path or a finding.
     let explained: Vec<Explained> = prose

@@ -89,6 +89,14 @@ impl BridgeBuilder {
         self
     }
 
+    /// Sets `module_path` of the node last added (the module torch.export records it came from).
+    pub fn module(&mut self, path: &str) -> &mut Self {
+        if let Some(Value::Object(node)) = self.nodes.last_mut() {
+            node.insert("module_path".into(), json!(path));
+        }
+        self
+    }
+
     /// Declares `writer` as the new value of `buffer`.
     pub fn mutates(&mut self, writer: &str, buffer: &str) -> &mut Self {
         self.buffers_to_mutate.insert(writer.into(), json!(buffer));

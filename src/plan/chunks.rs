@@ -1,0 +1,672 @@
+//! Chunks: cut each convex delegate partition into consecutive pieces so that each keeps within
+//! the budgets (`max_weight_bytes`, `max_ops`) and no piece spans a cut the user asked for.
+//!
+//! Each partition is cut along the graph's topological order: a piece is the partition's nodes
+//! between two positions. Such a piece is convex (a path between two of its nodes stays in the
+//! partition, which is convex, and its positions lie between theirs), and the pieces together
+//! keep the quotient graph acyclic (an edge never goes back in the order). So no descendant sets
+//! are needed: one pass over each partition's ops in order. A kept state's hull and a tuple with
+//! its `getitem`s are never cut: the positions they span form one unit.
+//!
+//! Fewest pieces first: each piece takes units while they fit (greedy, which is optimal for
+//! consecutive pieces when a part of a piece that fits also fits). Then each cut slides, within
+//! the places that keep the count, to where the fewest bytes cross it.
+
+use super::levels::Levels;
+use crate::analyse::{Analysis, DirectedGraph};
+use crate::decision::{Cut, CutReason};
+use crate::graph::{Graph, NodeId, OpKind};
+use crate::options::Options;
+
+/// A cut the user asked for, placed in the topological order: before the node at `position`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct AskedCut {
+    pub position: u32,
+    pub pattern: String,
+    /// `cut_after` (else `cut_before`).
+    pub after: bool,
+}
+
+/// The cuts `cut_after`/`cut_before` ask for, in the topological order. A pattern matches a node
+/// by its name, or by a leading part of its module path, compared component by component (`*`
+/// stands for any run of characters within a name or a component). Each distinct match is a
+/// group: the node, or the module instance (`layers.*` makes `layers.0`, `layers.1`, … groups).
+/// `cut_after` cuts after each group's last node, `cut_before` before its first.
+pub(crate) fn asked_cuts(graph: &Graph, analysis: &Analysis, options: &Options) -> Vec<AskedCut> {
+    let patterns = options
+        .cut_after
+        .iter()
+        .map(|p| (p, true))
+        .chain(options.cut_before.iter().map(|p| (p, false)));
+    let mut cuts = Vec::new();
+    for (pattern, after) in patterns {
+        let components: Vec<&str> = pattern.split('.').collect();
+        // Each group's first and last position, groups in order of first appearance.
+        let mut groups: Vec<(String, u32, u32)> = Vec::new();
+        let mut group_of: std::collections::HashMap<String, usize> = Default::default();
+        for (position, &n) in analysis.index.order().iter().enumerate() {
+            let node = graph.node(n);
+            let key = if glob(pattern, &node.name) {
+                Some(node.name.to_string())
+            } else {
+                node.module_path
+                    .as_deref()
+                    .and_then(|path| module_prefix(&components, path))
+            };
+            let Some(key) = key else { continue };
+            let position = position as u32;
+            match group_of.get(&key) {
+                Some(&g) => groups[g].2 = position,
+                None => {
+                    group_of.insert(key.clone(), groups.len());
+                    groups.push((key, position, position));
+                }
+            }
+        }
+        cuts.extend(groups.into_iter().map(|(_, first, last)| AskedCut {
+            position: if after { last + 1 } else { first },
+            pattern: pattern.clone(),
+            after,
+        }));
+    }
+    cuts
+}
+
+/// The leading components of `path` that `pattern` matches one by one, joined again.
+fn module_prefix(pattern: &[&str], path: &str) -> Option<String> {
+    let mut parts = path.split('.');
+    let mut matched = Vec::with_capacity(pattern.len());
+    for p in pattern {
+        let part = parts.next()?;
+        if !glob(p, part) {
+            return None;
+        }
+        matched.push(part);
+    }
+    Some(matched.join("."))
+}
+
+/// Whether `text` matches `pattern`, where `*` stands for any run of characters. Iterative: the
+/// last `*` seen is the only place to backtrack to.
+fn glob(pattern: &str, text: &str) -> bool {
+    let (p, t) = (pattern.as_bytes(), text.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while j < t.len() {
+        if i < p.len() && p[i] == b'*' {
+            star = Some((i, j));
+            i += 1;
+        } else if i < p.len() && p[i] == t[j] {
+            i += 1;
+            j += 1;
+        } else if let Some((si, sj)) = star {
+            i = si + 1;
+            j = sj + 1;
+            star = Some((si, sj + 1));
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|&c| c == b'*')
+}
+
+/// What cannot be chunked as asked; the caller moves it out of the delegates and plans again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Unchunkable {
+    /// Kept states whose hulls (one unit) alone exceed a budget.
+    Hull {
+        buffers: Vec<usize>,
+        weight_bytes: u64,
+        ops: u64,
+    },
+    /// An op, or a tuple with its `getitem`s, alone over a budget.
+    Ops {
+        nodes: Vec<NodeId>,
+        weight_bytes: u64,
+        ops: u64,
+    },
+    /// A cut asked for runs through these states' hull before node `before`.
+    CutThroughHull {
+        buffers: Vec<usize>,
+        pattern: String,
+        before: NodeId,
+    },
+}
+
+pub(crate) struct Chunked {
+    pub levels: Levels,
+    pub cuts: Vec<Cut>,
+}
+
+/// The budgets of the options; `u64::MAX` where none is asked.
+#[derive(Clone, Copy)]
+struct Budgets {
+    weight: u64,
+    ops: u64,
+    /// Whether constants count at all: only those tagged into delegates are baked into them.
+    constants_inside: bool,
+}
+
+/// Cuts `levels`' partitions as the options ask. `hulls` are the kept states' hulls with their
+/// buffer indices. Returns everything that cannot be, all at once, so that one more planning
+/// round moves it all.
+pub(crate) fn chunk(
+    graph: &Graph,
+    analysis: &Analysis,
+    options: &Options,
+    levels: Levels,
+    hulls: &[(usize, &[NodeId])],
+    asked: &[AskedCut],
+) -> Result<Chunked, Vec<Unchunkable>> {
+    if options.max_weight_bytes.is_none() && options.max_ops.is_none() && asked.is_empty() {
+        return Ok(Chunked {
+            levels,
+            cuts: Vec::new(),
+        });
+    }
+    let budgets = Budgets {
+        weight: options.max_weight_bytes.unwrap_or(u64::MAX),
+        ops: options.max_ops.unwrap_or(u64::MAX),
+        constants_inside: options.take_over_constant_data,
+    };
+    let index = &analysis.index;
+    let count = levels.count as usize;
+    // Each partition's ops in topological order, all partitions in one array.
+    let mut start = vec![0usize; count + 1];
+    for &n in index.order() {
+        if let (Some(p), OpKind::CallFunction) = (levels.partition[n.index()], graph.op(n)) {
+            start[p as usize + 1] += 1;
+        }
+    }
+    for p in 0..count {
+        start[p + 1] += start[p];
+    }
+    let mut ops = vec![NodeId(0); start[count]];
+    let mut slot_of = vec![u32::MAX; graph.len()];
+    let mut fill = start.clone();
+    for &n in index.order() {
+        if let (Some(p), OpKind::CallFunction) = (levels.partition[n.index()], graph.op(n)) {
+            let s = &mut fill[p as usize];
+            ops[*s] = n;
+            slot_of[n.index()] = *s as u32;
+            *s += 1;
+        }
+    }
+    // glued[s]: slot s stays in the piece of slot s - 1 (inside a hull's or a tuple's span).
+    let mut depth = vec![0i32; ops.len() + 1];
+    let mut spans: Vec<(usize, usize, Option<usize>)> = Vec::new();
+    for &(buffer, hull) in hulls {
+        let slots = hull
+            .iter()
+            .map(|n| slot_of[n.index()])
+            .filter(|&s| s != u32::MAX);
+        if let (Some(lo), Some(hi)) = (slots.clone().min(), slots.max()) {
+            spans.push((lo as usize, hi as usize, Some(buffer)));
+        }
+    }
+    for &(getitem, producer) in &analysis.getitems {
+        let (g, p) = (slot_of[getitem.index()], slot_of[producer.index()]);
+        let same_partition =
+            levels.partition[getitem.index()] == levels.partition[producer.index()];
+        if g != u32::MAX && p != u32::MAX && same_partition {
+            spans.push((p.min(g) as usize, p.max(g) as usize, None));
+        }
+    }
+    for &(lo, hi, _) in &spans {
+        depth[lo + 1] += 1;
+        depth[hi + 1] -= 1;
+    }
+    let mut glued = vec![false; ops.len()];
+    let mut open = 0;
+    for (s, g) in glued.iter_mut().enumerate() {
+        open += depth[s];
+        *g = open > 0;
+    }
+    // Asked cuts: before slot s when one lies after the previous op of its partition.
+    let mut asked_before: Vec<Option<&AskedCut>> = vec![None; ops.len()];
+    if !asked.is_empty() {
+        let mut sorted: Vec<&AskedCut> = asked.iter().collect();
+        sorted.sort_by_key(|a| a.position);
+        for p in 0..count {
+            let (from, to) = (start[p], start[p + 1]);
+            for s in from + 1..to {
+                let (prev, here) = (index.position(ops[s - 1]), index.position(ops[s]));
+                let first = sorted.partition_point(|a| a.position <= prev);
+                if let Some(a) = sorted.get(first).filter(|a| a.position <= here) {
+                    asked_before[s] = Some(a);
+                }
+            }
+        }
+    }
+    let mut problems = Vec::new();
+    for (s, asked) in asked_before.iter().enumerate() {
+        if let (Some(a), true) = (asked, glued[s]) {
+            let buffers: Vec<usize> = spans
+                .iter()
+                .filter(|&&(lo, hi, _)| lo < s && s <= hi)
+                .filter_map(|&(_, _, b)| b)
+                .collect();
+            // A tuple's span is never cut: the cut goes to its end. A hull's refuses the state.
+            if !buffers.is_empty() {
+                problems.push(Unchunkable::CutThroughHull {
+                    buffers,
+                    pattern: a.pattern.clone(),
+                    before: ops[s],
+                });
+            }
+        }
+    }
+    let mut pieces = Pieces {
+        graph,
+        analysis,
+        budgets,
+        ops: &ops,
+        in_piece: vec![0; graph.len()],
+        in_unit: vec![0; graph.len()],
+        stamp: 0,
+    };
+    let mut piece_of_slot = vec![0u32; ops.len()];
+    let mut pieces_before = vec![0u32; count + 1];
+    let mut cuts = Vec::new();
+    for p in 0..count {
+        let units = units(start[p], start[p + 1], &glued, &asked_before);
+        let planned = pieces.cut(&units);
+        for (u, unit) in units.iter().enumerate() {
+            if unit.over_budget(&budgets, planned.unit_weight[u]) {
+                let nodes = &ops[unit.from..unit.to];
+                let buffers: Vec<usize> = spans
+                    .iter()
+                    .filter(|&&(lo, hi, _)| unit.from <= lo && hi < unit.to)
+                    .filter_map(|&(_, _, b)| b)
+                    .collect();
+                let (weight_bytes, ops) = (planned.unit_weight[u], unit.ops());
+                problems.push(if buffers.is_empty() {
+                    Unchunkable::Ops {
+                        nodes: nodes.to_vec(),
+                        weight_bytes,
+                        ops,
+                    }
+                } else {
+                    Unchunkable::Hull {
+                        buffers,
+                        weight_bytes,
+                        ops,
+                    }
+                });
+            }
+        }
+        let mut piece = 0u32;
+        for (u, unit) in units.iter().enumerate() {
+            if let Some(reason) = planned.cut_before[u].clone() {
+                piece += 1;
+                cuts.push(Cut {
+                    after: ops[unit.from - 1],
+                    before: ops[unit.from],
+                    reason,
+                });
+            }
+            piece_of_slot[unit.from..unit.to].fill(piece);
+        }
+        pieces_before[p + 1] = pieces_before[p] + piece + 1;
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    // New ids: partition p's pieces follow one another, partitions keep their order.
+    let mut partition = levels.partition;
+    for (s, &n) in ops.iter().enumerate() {
+        if let Some(p) = partition[n.index()] {
+            partition[n.index()] = Some(pieces_before[p as usize] + piece_of_slot[s]);
+        }
+    }
+    // What else is in a partition goes with its state's ops (a placeholder whose writer does not
+    // read it has no user there), or else with its first user there.
+    let mut placed = vec![false; graph.len()];
+    for &(_, hull) in hulls {
+        let piece = hull
+            .iter()
+            .find(|n| slot_of[n.index()] != u32::MAX)
+            .and_then(|n| partition[n.index()]);
+        for &n in hull {
+            if let (Some(piece), u32::MAX) = (piece, slot_of[n.index()]) {
+                partition[n.index()] = Some(piece);
+                placed[n.index()] = true;
+            }
+        }
+    }
+    for n in graph.ids() {
+        if placed[n.index()] || slot_of[n.index()] != u32::MAX {
+            continue;
+        }
+        if let Some(p) = partition[n.index()] {
+            let pieces = pieces_before[p as usize]..pieces_before[p as usize + 1];
+            let first = pieces.start;
+            let with_user = index
+                .successors(n)
+                .iter()
+                .filter(|u| slot_of[u.index()] != u32::MAX)
+                .filter_map(|u| partition[u.index()])
+                .filter(|q| pieces.contains(q))
+                .min();
+            partition[n.index()] = Some(with_user.unwrap_or(first));
+        }
+    }
+    Ok(Chunked {
+        levels: Levels {
+            partition,
+            count: pieces_before[count],
+        },
+        cuts,
+    })
+}
+
+/// Consecutive slots that no cut may part.
+struct Unit<'a> {
+    from: usize,
+    to: usize,
+    /// A cut asked for before this unit (or inside the tuple before it, moved here).
+    asked: Option<&'a AskedCut>,
+}
+
+impl Unit<'_> {
+    fn ops(&self) -> u64 {
+        (self.to - self.from) as u64
+    }
+    fn over_budget(&self, budgets: &Budgets, weight: u64) -> bool {
+        self.ops() > budgets.ops || weight > budgets.weight
+    }
+}
+
+/// The units of slots `from..to`: a unit starts wherever a slot is not glued to the one before.
+/// A cut asked for inside a glued span waits for the span's end (a hull's was reported).
+fn units<'a>(
+    from: usize,
+    to: usize,
+    glued: &[bool],
+    asked_before: &[Option<&'a AskedCut>],
+) -> Vec<Unit<'a>> {
+    let mut units: Vec<Unit<'a>> = Vec::new();
+    let mut pending = None;
+    for s in from..to {
+        pending = pending.or(asked_before[s]);
+        match units.last_mut() {
+            Some(last) if glued[s] => last.to = s + 1,
+            _ => units.push(Unit {
+                from: s,
+                to: s + 1,
+                asked: pending.take(),
+            }),
+        }
+    }
+    units
+}
+
+/// Where the pieces of one partition begin, and what each unit alone weighs.
+struct Planned {
+    /// Per unit: the reason for a cut before it, if one is there.
+    cut_before: Vec<Option<CutReason>>,
+    unit_weight: Vec<u64>,
+}
+
+struct Pieces<'a> {
+    graph: &'a Graph,
+    analysis: &'a Analysis,
+    budgets: Budgets,
+    ops: &'a [NodeId],
+    /// Per constant: the stamp of the last piece that counted it.
+    in_piece: Vec<u32>,
+    /// Per constant: the stamp of the last unit that counted it.
+    in_unit: Vec<u32>,
+    stamp: u32,
+}
+
+impl Pieces<'_> {
+    fn next_stamp(&mut self) -> u32 {
+        self.stamp += 1;
+        self.stamp
+    }
+
+    /// The constants `unit` reads, each once.
+    fn constants<'u>(&'u mut self, unit: &Unit) -> impl Iterator<Item = NodeId> + 'u {
+        let stamp = self.next_stamp();
+        let (graph, index, inside) = (
+            self.graph,
+            &self.analysis.index,
+            self.budgets.constants_inside,
+        );
+        let in_unit = &mut self.in_unit;
+        self.ops[unit.from..unit.to]
+            .iter()
+            .flat_map(move |&n| index.predecessors(n).iter().copied())
+            .filter(move |&q| {
+                let new = inside && graph.role(q).is_constant_data() && in_unit[q.index()] != stamp;
+                if new {
+                    in_unit[q.index()] = stamp;
+                }
+                new
+            })
+    }
+
+    /// Greedy: each piece takes units while they fit; a unit that fits nowhere gets a piece of its
+    /// own (and the caller reports it).
+    fn cut(&mut self, units: &[Unit]) -> Planned {
+        let mut cut_before = vec![None; units.len()];
+        let mut unit_weight = vec![0; units.len()];
+        let mut piece = self.next_stamp();
+        let (mut weight, mut ops) = (0u64, 0u64);
+        let bytes = |q: NodeId, analysis: &Analysis| analysis.value_bytes[q.index()].unwrap_or(0);
+        for (u, unit) in units.iter().enumerate() {
+            let (mut alone, mut added) = (0u64, 0u64);
+            let read: Vec<NodeId> = self.constants(unit).collect();
+            for &q in &read {
+                alone = alone.saturating_add(bytes(q, self.analysis));
+                if self.in_piece[q.index()] != piece {
+                    added = added.saturating_add(bytes(q, self.analysis));
+                }
+            }
+            unit_weight[u] = alone;
+            let reason = match unit.asked {
+                _ if u == 0 => None,
+                Some(a) => Some(CutReason::Asked {
+                    pattern: a.pattern.clone(),
+                    after: a.after,
+                }),
+                None if ops + unit.ops() > self.budgets.ops => Some(CutReason::OpBudget {
+                    would_be: ops + unit.ops(),
+                }),
+                None if weight.saturating_add(added) > self.budgets.weight => {
+                    Some(CutReason::WeightBudget {
+                        would_be: weight.saturating_add(added),
+                    })
+                }
+                None => None,
+            };
+            if reason.is_some() {
+                piece = self.next_stamp();
+                (weight, ops, added) = (0, 0, alone);
+            }
+            for &q in &read {
+                self.in_piece[q.index()] = piece;
+            }
+            weight = weight.saturating_add(added);
+            ops += unit.ops();
+            cut_before[u] = reason;
+        }
+        Planned {
+            cut_before,
+            unit_weight,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyse::analyse;
+    use crate::import::parse_graph;
+    use crate::plan::{PlanRequest, Strategy, plan};
+    use crate::synthetic::BridgeBuilder;
+
+    #[test]
+    fn globs_match_runs_of_any_characters() {
+        assert!(glob("layers.*", "layers.7"));
+        assert!(glob("*", ""));
+        assert!(glob("a*b*c", "aXXbYYc"));
+        assert!(glob("aten_mm_*", "aten_mm_default_3"));
+        assert!(!glob("a*b", "aXc"));
+        assert!(!glob("layers", "layers.7"));
+        // Backtracking only to the last star: linear enough for long names.
+        assert!(!glob(&"*a".repeat(20), &"a".repeat(19)));
+    }
+
+    #[test]
+    fn module_patterns_match_leading_components_and_name_the_group() {
+        let p = |s: &'static str| s.split('.').collect::<Vec<_>>();
+        assert_eq!(
+            module_prefix(&p("layers.*"), "layers.7.attention.wq"),
+            Some("layers.7".into())
+        );
+        assert_eq!(module_prefix(&p("layers.7"), "layers.70.mlp"), None);
+        assert_eq!(
+            module_prefix(&p("layers.*.mlp"), "layers.3.attention"),
+            None
+        );
+        assert_eq!(module_prefix(&p("norm"), "norm"), Some("norm".into()));
+        assert_eq!(module_prefix(&p("layers.*"), "layers"), None);
+    }
+
+    /// Three blocks, each with a 4x4 float32 weight (64 bytes); block 1 also updates a cache:
+    /// `old` reads the cache's old value and `upd` writes it, so the state's hull is those two ops.
+    /// All supported: one partition without budgets.
+    fn blocks() -> crate::graph::Graph {
+        let mut b = BridgeBuilder::new();
+        b.user_input("x", &[4, 4])
+            .buffer("b_cache", "cache", &[4, 4]);
+        for i in 0..3 {
+            b.parameter(&format!("w{i}"), &[4, 4]);
+        }
+        let mut last = "x".to_string();
+        for i in 0..3 {
+            let (mm, add) = (format!("mm{i}"), format!("add{i}"));
+            b.op(&mm, "aten.mm.default", &[&last, &format!("w{i}")], true)
+                .module(&format!("layers.{i}.proj"));
+            if i == 1 {
+                b.op("old", "aten.add.Tensor", &["b_cache", &mm], true)
+                    .module("layers.1.cache")
+                    .op("upd", "aten.index_copy.default", &["b_cache", "old"], true)
+                    .module("layers.1.cache")
+                    .mutates("upd", "cache")
+                    .op(&add, "aten.add.Tensor", &[&mm, "upd"], true);
+            } else {
+                b.op(&add, "aten.add.Tensor", &[&mm, &mm], true);
+            }
+            b.module(&format!("layers.{i}"));
+            last = add;
+        }
+        b.option("minimum_deployment_target", "iOS18".into());
+        b.output(&[&last]);
+        parse_graph(&b.to_json()).expect("imports")
+    }
+
+    const OPS: [&str; 8] = ["mm0", "add0", "mm1", "old", "upd", "add1", "mm2", "add2"];
+
+    fn tags_with(g: &crate::graph::Graph, options: impl FnOnce(&mut Options)) -> Vec<String> {
+        let mut request = PlanRequest::new(g);
+        options(&mut request.options);
+        let p = plan(g, &analyse(g), &request).expect("plans");
+        assert!(
+            p.buffers.iter().all(|b| b.strategy == Strategy::State),
+            "the state is kept whole"
+        );
+        OPS.iter()
+            .map(|n| {
+                p.tagging
+                    .tag(g.find(n).expect("node"))
+                    .unwrap_or("cpu")
+                    .to_string()
+            })
+            .collect()
+    }
+
+    fn tags(spec: [u8; 8]) -> Vec<String> {
+        spec.iter().map(|t| format!("tag{t}")).collect()
+    }
+
+    #[test]
+    fn an_op_budget_cuts_greedily_and_never_inside_a_state_hull() {
+        let g = blocks();
+        assert_eq!(tags_with(&g, |_| {}), tags([0; 8]));
+        assert_eq!(
+            tags_with(&g, |o| o.max_ops = Some(3)),
+            tags([0, 0, 0, 1, 1, 1, 2, 2])
+        );
+        // Four would fit old but not upd: the hull moves whole to the next partition.
+        assert_eq!(
+            tags_with(&g, |o| o.max_ops = Some(4)),
+            tags([0, 0, 0, 1, 1, 1, 1, 2])
+        );
+    }
+
+    #[test]
+    fn a_weight_budget_counts_each_weight_once_per_partition() {
+        let g = blocks();
+        // 64 bytes a block: two blocks fit in 128.
+        assert_eq!(
+            tags_with(&g, |o| o.max_weight_bytes = Some(128)),
+            tags([0, 0, 0, 0, 0, 0, 1, 1])
+        );
+    }
+
+    #[test]
+    fn cuts_after_each_block_by_module_path() {
+        let g = blocks();
+        assert_eq!(
+            tags_with(&g, |o| o.cut_after = vec!["layers.*".into()]),
+            tags([0, 0, 1, 1, 1, 1, 2, 2])
+        );
+        assert_eq!(
+            tags_with(&g, |o| o.cut_before = vec!["layers.2".into()]),
+            tags([0, 0, 0, 0, 0, 0, 1, 1])
+        );
+        assert_eq!(
+            tags_with(&g, |o| o.cut_after = vec!["mm1".into()]),
+            tags([0, 0, 0, 1, 1, 1, 1, 1])
+        );
+    }
+
+    #[test]
+    fn a_cut_through_a_state_hull_refuses_the_state() {
+        let g = blocks();
+        let mut request = PlanRequest::new(&g);
+        request.options.cut_after = vec!["old".into()];
+        let p = plan(&g, &analyse(&g), &request).expect("plans");
+        assert_ne!(p.buffers[0].strategy, Strategy::State);
+        let reason = format!("{:?}", p.buffers[0].reason);
+        assert!(reason.contains("CutThrough { pattern: \"old\""), "{reason}");
+    }
+
+    #[test]
+    fn a_hull_over_budget_refuses_the_state_and_an_op_over_budget_runs_on_cpu() {
+        let g = blocks();
+        let mut request = PlanRequest::new(&g);
+        request.options.max_ops = Some(1);
+        let p = plan(&g, &analyse(&g), &request).expect("plans");
+        assert_ne!(p.buffers[0].strategy, Strategy::State);
+        let text = format!("{:?}", p.buffers[0]);
+        assert!(
+            text.contains("OverBudget { weight_bytes: 0, ops: 2 }"),
+            "{text}"
+        );
+        let mut request = PlanRequest::new(&g);
+        request.options.max_weight_bytes = Some(63);
+        let p = plan(&g, &analyse(&g), &request).expect("plans");
+        for mm in ["mm0", "mm1", "mm2"] {
+            assert_eq!(p.tagging.tag(g.find(mm).expect("node")), None, "{mm}");
+        }
+        assert!(
+            p.decisions
+                .iter()
+                .any(|d| matches!(d, crate::decision::Decision::OverBudgetOnCpu { .. }))
+        );
+    }
+}
