@@ -197,15 +197,18 @@ impl NumberedGraph for Units<'_> {
     }
 }
 
+/// Levels of the delegate side; `getitems` (each with the op whose output it picks, in
+/// topological order) stay at their op's level.
 pub(crate) fn assign(
     index: &GraphIndex,
     groups: &Groups,
     eligible: &[bool],
+    getitems: &[(NodeId, NodeId)],
 ) -> Result<Levels, GroupCycle> {
     if groups.members.is_empty() {
-        return Ok(assign_ungrouped(index, eligible));
+        return Ok(assign_ungrouped(index, eligible, getitems));
     }
-    assign_contracted(index, groups, eligible)
+    assign_contracted(index, groups, eligible, getitems)
 }
 
 /// Levels over the units of the contracted graph, in a topological order of them (Kahn's); with
@@ -214,6 +217,7 @@ fn assign_contracted(
     index: &GraphIndex,
     groups: &Groups,
     eligible: &[bool],
+    getitems: &[(NodeId, NodeId)],
 ) -> Result<Levels, GroupCycle> {
     let n = index.node_count();
     let units = Units::new(index, groups);
@@ -237,20 +241,19 @@ fn assign_contracted(
         }
     });
     placed.map_err(|cycle| group_cycle(&units, &cycle))?;
-    let partition: Vec<Option<u32>> = (0..n)
-        .map(|i| delegate(NodeId(i as u32)).then(|| level[i] - 1))
-        .collect();
-    let count = partition.iter().flatten().map(|p| p + 1).max().unwrap_or(0);
-    Ok(Levels { partition, count })
+    let grouped = |x: NodeId| groups.group(x).is_some();
+    Ok(sink_source_fed(index, &delegate, &grouped, getitems, level))
 }
 
 /// Without state groups every unit is one node and the index's order is already topological, so
 /// one pass over it levels the graph (and no cycle can arise). The same levels as `assign`'s.
-fn assign_ungrouped(index: &GraphIndex, eligible: &[bool]) -> Levels {
+fn assign_ungrouped(
+    index: &GraphIndex,
+    eligible: &[bool],
+    getitems: &[(NodeId, NodeId)],
+) -> Levels {
     let n = index.node_count();
     let mut level = vec![0u32; n];
-    let mut partition = vec![None; n];
-    let mut count = 0;
     for &x in index.order() {
         let is_delegate = eligible[x.index()];
         let mut r = u32::from(is_delegate);
@@ -259,11 +262,72 @@ fn assign_ungrouped(index: &GraphIndex, eligible: &[bool]) -> Levels {
             r = r.max(level[q.index()] + step);
         }
         level[x.index()] = r;
-        if is_delegate {
-            partition[x.index()] = Some(r - 1);
-            count = count.max(r);
+    }
+    let delegate = |x: NodeId| eligible[x.index()];
+    sink_source_fed(index, &delegate, &|_| false, getitems, level)
+}
+
+/// Levels as computed are the earliest each node can take, which puts every delegated op fed by
+/// placeholders alone (a weight's transpose, a mask sliced by the input position) in the first
+/// partition, whose outputs then cross into the partitions that read them. Such an op moves to the
+/// earliest level among its users instead, as stock's partitioner puts it with its users, and a
+/// level left empty is dropped. Every edge still goes to an equal or later level (a later one
+/// after a CPU node), so each level stays convex and no level is added.
+fn sink_source_fed(
+    index: &GraphIndex,
+    delegate: &dyn Fn(NodeId) -> bool,
+    grouped: &dyn Fn(NodeId) -> bool,
+    getitems: &[(NodeId, NodeId)],
+    mut level: Vec<u32>,
+) -> Levels {
+    let n = index.node_count();
+    // Fed by sources alone: every input a placeholder (no inputs of its own, not delegated) or an
+    // op fed so. Nodes of a state group keep the group's level.
+    let mut source_fed = vec![false; n];
+    for &x in index.order() {
+        let inputs = index.predecessors(x);
+        source_fed[x.index()] = delegate(x)
+            && !grouped(x)
+            && !inputs.is_empty()
+            && inputs.iter().all(|&q| {
+                source_fed[q.index()] || (!delegate(q) && index.predecessors(q).is_empty())
+            });
+    }
+    // The graph's output (a CPU node nothing reads) bounds nothing: an op only the output reads
+    // has nowhere better to go.
+    let bounds = |w: NodeId| delegate(w) || !index.successors(w).is_empty();
+    for &x in index.order().iter().rev() {
+        if source_fed[x.index()]
+            && let Some(users) = index
+                .successors(x)
+                .iter()
+                .filter(|&&w| bounds(w))
+                .map(|w| level[w.index()])
+                .min()
+        {
+            level[x.index()] = level[x.index()].max(users);
         }
     }
+    // A getitem shares its op's level (TUPLE_WHOLE): its op went no later than it.
+    for &(getitem, producer) in getitems {
+        if source_fed[getitem.index()] && delegate(producer) {
+            level[getitem.index()] = level[producer.index()];
+        }
+    }
+    let mut used = vec![false; n + 1];
+    for x in (0..n).map(|i| NodeId(i as u32)).filter(|&x| delegate(x)) {
+        used[level[x.index()] as usize] = true;
+    }
+    // Dense partition numbers in level order.
+    let mut number = vec![0u32; n + 1];
+    let mut count = 0;
+    for (l, &u) in used.iter().enumerate() {
+        number[l] = count;
+        count += u32::from(u);
+    }
+    let partition = (0..n)
+        .map(|i| delegate(NodeId(i as u32)).then(|| number[level[i] as usize]))
+        .collect();
     Levels { partition, count }
 }
 
@@ -329,8 +393,8 @@ mod tests {
                 })
                 .collect();
             let groups = Groups::from_hulls(graph.len(), std::iter::empty());
-            let one_pass = assign_ungrouped(&index, &eligible);
-            let Ok(kahn) = assign_contracted(&index, &groups, &eligible) else {
+            let one_pass = assign_ungrouped(&index, &eligible, &[]);
+            let Ok(kahn) = assign_contracted(&index, &groups, &eligible, &[]) else {
                 panic!("no groups, no cycle");
             };
             assert_eq!(one_pass.count, kahn.count, "{percent_eligible}% eligible");

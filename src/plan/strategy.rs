@@ -166,7 +166,7 @@ pub(super) fn decide(
             .map(|(b, c)| (b, c.state_hull.as_slice()));
         let groups = Groups::from_hulls(graph.len(), hulls);
         let eligible: Vec<bool> = blockers.iter().map(Option::is_none).collect();
-        match levels::assign(&analysis.index, &groups, &eligible) {
+        match levels::assign(&analysis.index, &groups, &eligible, &analysis.getitems) {
             Ok(levels) => {
                 let kept: Vec<(usize, &[NodeId])> = analysis
                     .buffers

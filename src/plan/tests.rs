@@ -398,3 +398,43 @@ fn below_ios18_a_partition_without_runtime_inputs_runs_on_cpu() {
     });
     assert_eq!(tag(&g, &p, "table"), Some("tag0"));
 }
+
+#[test]
+fn an_op_fed_by_placeholders_alone_joins_the_partition_of_its_users() {
+    // t transposes the weight w and only d reads it: ahead of the CPU op c, it would be computed
+    // in tag0 and its value would cross into tag1.
+    let mut b = BridgeBuilder::new();
+    b.user_input("x", &[4, 4])
+        .parameter("w", &[4, 4])
+        .op("t", "aten.permute_copy.default", &["w"], true)
+        .op("a", "aten.neg.default", &["x"], true)
+        .op("c", "aten.nonzero.default", &["a"], false)
+        .op("d", "aten.mm.default", &["c", "t"], true)
+        .output(&["d"]);
+    let g = load(&b);
+    let p = plan_with(&g, |_| {});
+    assert_eq!(
+        (
+            tag(&g, &p, "a"),
+            tag(&g, &p, "t"),
+            tag(&g, &p, "d"),
+            tag(&g, &p, "w")
+        ),
+        (Some("tag0"), Some("tag1"), Some("tag1"), Some("tag1"))
+    );
+    // Alone before the CPU op, it leaves no empty partition behind.
+    let mut b = BridgeBuilder::new();
+    b.user_input("x", &[4, 4])
+        .parameter("w", &[4, 4])
+        .op("t", "aten.permute_copy.default", &["w"], true)
+        .op("c", "aten.nonzero.default", &["x"], false)
+        .op("d", "aten.mm.default", &["c", "t"], true)
+        .output(&["d"]);
+    let g = load(&b);
+    let p = plan_with(&g, |_| {});
+    assert_eq!(p.measure.partitions.len(), 1);
+    assert_eq!(
+        (tag(&g, &p, "t"), tag(&g, &p, "d")),
+        (Some("tag0"), Some("tag0"))
+    );
+}
