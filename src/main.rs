@@ -99,8 +99,9 @@ enum Command {
         cost: CostArg,
         /// take-over=on|off, target=iOS15..iOS18|default, strategy=[BUFFER=]STRATEGY,
         /// op-supported=TARGET, op-unsupported=TARGET, node-supported=NODE,
-        /// node-unsupported=NODE, cpu=NODE, cost=NAME=VALUE[,NAME=VALUE] (repeatable, applied in
-        /// order).
+        /// node-unsupported=NODE, cpu=NODE, cost=NAME=VALUE[,NAME=VALUE],
+        /// max-weight-bytes=BYTES|none, max-ops=N|none, cut-after=PATTERN|none,
+        /// cut-before=PATTERN|none (repeatable, applied in order).
         #[arg(long = "change", value_name = "WHAT=VALUE")]
         changes: Vec<String>,
         /// Scenarios, one `{"name": ..., "changes": [...]}` per line; `-` reads standard input.

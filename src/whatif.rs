@@ -145,6 +145,19 @@ impl Session {
                 } => r.supported[node(name)?.index()] = *supported,
                 Change::NodeOnCpu { node: name } => r.on_cpu.push(node(name)?),
                 Change::Cost(c) => r.cost = c.apply_to(&r.cost),
+                Change::MaxWeightBytes(b) => r.options.max_weight_bytes = *b,
+                Change::MaxOps(n) => r.options.max_ops = *n,
+                Change::Cut { pattern, after } => {
+                    let cuts = if *after {
+                        &mut r.options.cut_after
+                    } else {
+                        &mut r.options.cut_before
+                    };
+                    match pattern {
+                        Some(p) => cuts.push(p.clone()),
+                        None => cuts.clear(),
+                    }
+                }
             }
         }
         Ok(r)

@@ -139,6 +139,16 @@ def _dim(d: Any) -> str:
     return _quote(str(d))
 
 
+def _module_path(node: Node) -> str:
+    """The innermost module torch.export recorded for the node (``nn_module_stack``'s last entry,
+    e.g. ``layers.7.attention``), as JSON text; ``null`` for the root module or none recorded."""
+    stack = node.meta.get("nn_module_stack")
+    if not stack:
+        return "null"
+    path = next(reversed(stack.values()))[0]
+    return _text(path) if isinstance(path, str) and path else "null"
+
+
 def _shape_and_dtype(val: torch.Tensor) -> str:
     dtype = _quote(str(val.dtype).removeprefix("torch."))
     return '"shape":[' + ",".join([_dim(d) for d in val.shape]) + '],"dtype":' + dtype
@@ -284,6 +294,7 @@ def export_graph_text(
         op = node.op
         tag = node.meta.get("delegation_tag")
         tag = "null" if tag is None else _text(tag)
+        module = _module_path(node)
         meta = _meta_text(node, shapes, _digest(tensors.get(node.name)) if tensors else None)
         if op == "call_function" or op == "get_attr":
             support = ',"supported":true' if supported[node] else ',"supported":false'
@@ -291,7 +302,7 @@ def export_graph_text(
             support = ""
         entry = (
             f'{{"name":{name},"op":{_quote(op)},"target":{_quote(target_name(node))},"args":{args},'
-            f'"kwargs":{kwargs},"delegation_tag":{tag},"meta":{meta}{support}}}'
+            f'"kwargs":{kwargs},"delegation_tag":{tag},"module_path":{module},"meta":{meta}{support}}}'
         )
         entries.append(_filled(entry, args_refs + kwargs_refs, references) if args_refs or kwargs_refs else entry)
 

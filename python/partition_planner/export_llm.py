@@ -35,6 +35,10 @@ PLANNER_KEYS = {
     "take_over_mutable_buffer": "true lets Core ML own mutable buffers as states (iOS18+; default false, as export_llm)",
     "cost": "cost constants auto weighs plans by: planner.cost.NAME=VALUE or a mapping (docs/cost.md)",
     "compare_with_stock": "also run the real stock pass and stop if the reproduced stock proposal differs (default false)",
+    "max_weight_bytes": "at most this many bytes of constants in each Core ML delegate, e.g. 2GiB (docs/chunks.md)",
+    "max_ops": "at most this many ops in each Core ML delegate",
+    "cut_after": "no delegate spans the end of what PATTERN matches (node name or module path, e.g. layers.*); a list or one",
+    "cut_before": "no delegate spans the start of what PATTERN matches; a list or one",
 }
 
 
@@ -50,6 +54,10 @@ class PlannerOptions:
     take_over_mutable_buffer: bool = False
     cost: Dict[str, float] = dataclasses.field(default_factory=dict)
     compare_with_stock: bool = False
+    max_weight_bytes: Optional[Any] = None
+    max_ops: Optional[int] = None
+    cut_after: List[str] = dataclasses.field(default_factory=list)
+    cut_before: List[str] = dataclasses.field(default_factory=list)
 
     @classmethod
     def from_mapping(cls, given: Mapping[str, Any], where: str = "planner") -> "PlannerOptions":
@@ -82,6 +90,17 @@ class PlannerOptions:
                 if not eq or not buffer:
                     raise ExportLlmError(f"{name} takes BUFFER=STRATEGY or a mapping, got {value!r}")
                 self.buffer_strategies[buffer] = strategy
+        elif key == "max_weight_bytes":
+            if isinstance(value, bool) or not isinstance(value, (int, str)):
+                raise ExportLlmError(f"{name} takes a number of bytes or a size such as 2GiB, got {value!r}")
+            self.max_weight_bytes = value
+        elif key == "max_ops":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ExportLlmError(f"{name} takes a whole number of ops, got {value!r}")
+            self.max_ops = value
+        elif key in ("cut_after", "cut_before"):
+            patterns = value if isinstance(value, (list, tuple)) else [value]
+            getattr(self, key).extend(_text(p, name) for p in patterns)
         elif key in ("take_over_mutable_buffer", "compare_with_stock"):
             if not isinstance(value, bool):
                 raise ExportLlmError(f"{name} must be true or false, got {value!r}")
@@ -94,7 +113,10 @@ class PlannerOptions:
         """The planner's overrides JSON for these options under ``target`` (``iOS18``...)."""
         from .partitioner import planner_overrides
 
+        from .partitioner import chunking_options
+
         options: Dict[str, Any] = {"take_over_mutable_buffer": self.take_over_mutable_buffer}
+        options.update(chunking_options(self.max_weight_bytes, self.max_ops, self.cut_after, self.cut_before))
         if target is not None:
             options["minimum_deployment_target"] = target
         return planner_overrides(self.strategy, self.buffer_strategies, self.cost, options)
@@ -120,6 +142,10 @@ class PlannerOptions:
             "buffer_strategies": dict(self.buffer_strategies),
             "cost": dict(self.cost),
             "compare_with_stock": self.compare_with_stock,
+            "max_weight_bytes": self.max_weight_bytes,
+            "max_ops": self.max_ops,
+            "cut_after": list(self.cut_after),
+            "cut_before": list(self.cut_before),
         }
 
 

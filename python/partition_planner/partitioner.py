@@ -10,7 +10,7 @@ import json
 import logging
 import sys
 import time
-from typing import Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from executorch.backends.apple.coreml.partition import CoreMLPartitioner
 from executorch.backends.apple.coreml.partition import coreml_partitioner as _stock_module
@@ -70,6 +70,27 @@ def planner_overrides(
     return overrides
 
 
+def chunking_options(
+    max_weight_bytes: Optional[Union[int, str]] = None,
+    max_ops: Optional[int] = None,
+    cut_after: Sequence[str] = (),
+    cut_before: Sequence[str] = (),
+) -> dict:
+    """The planner options that cut delegates (docs/chunks.md), those given only. A single pattern
+    string is taken as a list of one."""
+    options: dict = {}
+    if max_weight_bytes is not None:
+        options["max_weight_bytes"] = max_weight_bytes
+    if max_ops is not None:
+        options["max_ops"] = max_ops
+    for key, patterns in (("cut_after", cut_after), ("cut_before", cut_before)):
+        if isinstance(patterns, str):
+            patterns = [patterns]
+        if patterns:
+            options[key] = list(patterns)
+    return options
+
+
 class StockMismatch(ValueError):
     """``compare_with_stock``: the real ``CoreMLPartitioner.partition()`` tagged a node otherwise
     than the stock proposal reproduced in Rust (tags compared up to renaming)."""
@@ -116,6 +137,12 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
     - ``buffer_strategies``: ``{buffer name or placeholder name: strategy}`` for single buffers;
     - ``cost``: the cost constants ``auto`` weighs plans by, any of ``call_overhead_us``,
       ``bytes_per_us`` and ``cpu_op_us`` (docs/cost.md); the rest keep their defaults;
+    - ``max_weight_bytes``: at most this many bytes of constants in each Core ML delegate (an int,
+      or a string such as ``"2GiB"`` or ``"700MB"``); a constant several delegates read counts in
+      each (docs/chunks.md);
+    - ``max_ops``: at most this many ops in each delegate;
+    - ``cut_after`` / ``cut_before``: patterns over node names or module paths (``"layers.*"``
+      cuts at every transformer block); no delegate spans such a cut;
     - ``log_explanations``: log each decision and what the stock proposal broke (default True);
     - ``compare_with_stock``: also run the real stock pass (``CoreMLPartitioner.partition()``, with
       torch.fx's ``CapabilityBasedPartitioner``: seconds on an LLM) and raise ``StockMismatch``,
@@ -134,6 +161,10 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         strategy: str = "auto",
         buffer_strategies: Optional[Dict[str, str]] = None,
         cost: Optional[Mapping[str, float]] = None,
+        max_weight_bytes: Optional[Union[int, str]] = None,
+        max_ops: Optional[int] = None,
+        cut_after: Sequence[str] = (),
+        cut_before: Sequence[str] = (),
         log_explanations: bool = True,
         compare_with_stock: bool = False,
         **kwargs,
@@ -142,6 +173,7 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         self.strategy = strategy
         self.buffer_strategies = dict(buffer_strategies or {})
         self.cost = dict(cost or {})
+        self.chunking = chunking_options(max_weight_bytes, max_ops, cut_after, cut_before)
         # Refuse an unknown constant or an unusable value now, not at lowering time.
         self.cost_model = json.loads(_native.cost_model(json.dumps(self.cost)))
         _native.validate_overrides(self._overrides())
@@ -154,7 +186,7 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         self._inputs: List[tuple] = []
 
     def _overrides(self) -> str:
-        return json.dumps(planner_overrides(self.strategy, self.buffer_strategies, self.cost))
+        return json.dumps(planner_overrides(self.strategy, self.buffer_strategies, self.cost, self.chunking))
 
     def partition(self, exported_program) -> PartitionResult:
         start = time.perf_counter()

@@ -31,7 +31,7 @@ pub(crate) struct AskedCut {
 /// by its name, or by a leading part of its module path, compared component by component (`*`
 /// stands for any run of characters within a name or a component). Each distinct match is a
 /// group: the node, or the module instance (`layers.*` makes `layers.0`, `layers.1`, … groups).
-/// `cut_after` cuts after each group's last node, `cut_before` before its first.
+/// `cut_after` cuts after each group's last op, `cut_before` before its first.
 pub(crate) fn asked_cuts(graph: &Graph, analysis: &Analysis, options: &Options) -> Vec<AskedCut> {
     let patterns = options
         .cut_after
@@ -45,6 +45,11 @@ pub(crate) fn asked_cuts(graph: &Graph, analysis: &Analysis, options: &Options) 
         let mut groups: Vec<(String, u32, u32)> = Vec::new();
         let mut group_of: std::collections::HashMap<String, usize> = Default::default();
         for (position, &n) in analysis.index.order().iter().enumerate() {
+            // Only ops: placeholders (a lifted constant records the module that made it) come
+            // first in the order wherever their module is.
+            if graph.op(n) != OpKind::CallFunction {
+                continue;
+            }
             let node = graph.node(n);
             let key = if glob(pattern, &node.name) {
                 Some(node.name.to_string())
@@ -543,7 +548,10 @@ mod tests {
         b.user_input("x", &[4, 4])
             .buffer("b_cache", "cache", &[4, 4]);
         for i in 0..3 {
-            b.parameter(&format!("w{i}"), &[4, 4]);
+            // As torch.export records a lifted constant: with the module that made it, although
+            // it comes first in the order.
+            b.parameter(&format!("w{i}"), &[4, 4])
+                .module(&format!("layers.{i}.proj"));
         }
         let mut last = "x".to_string();
         for i in 0..3 {

@@ -2,6 +2,7 @@
 
 use super::Prose;
 use super::findings::{Explained, explain_all};
+use super::reasons::cut_sentence;
 use crate::analyse::Analysis;
 use crate::graph::{Graph, NodeId};
 use crate::measure::Measure;
@@ -185,7 +186,7 @@ impl Serialize for PlanDocument<'_> {
                     "partitions": [plan.tagging.tag(c.after), plan.tagging.tag(c.before)],
                     "why": cut_kind(&c.reason),
                     "pattern": match &c.reason { CutReason::Asked { pattern, .. } => Some(pattern), _ => None },
-                    "reason": prose.cut(c),
+                    "reason": cut_sentence(graph, c),
                 })
             })
         });

@@ -209,28 +209,6 @@ impl Prose<'_> {
             .collect()
     }
 
-    /// Why a cut is where it is, in a sentence.
-    pub fn cut(&self, cut: &crate::plan::Cut) -> String {
-        let (after, before) = (self.graph.name(cut.after), self.graph.name(cut.before));
-        match &cut.reason {
-            CutReason::WeightBudget { would_be } => format!(
-                "cut before {before}: taking it in would bring the partition's constants to {}, over max_weight_bytes",
-                byte_size(*would_be)
-            ),
-            CutReason::OpBudget { would_be } => format!(
-                "cut before {before}: taking it in would bring the partition to {would_be} ops, over max_ops"
-            ),
-            CutReason::Asked {
-                pattern,
-                after: true,
-            } => format!("cut after {after}, as cut_after {pattern:?} asks"),
-            CutReason::Asked {
-                pattern,
-                after: false,
-            } => format!("cut before {before}, as cut_before {pattern:?} asks"),
-        }
-    }
-
     /// The plan's decisions as the reports list them, in the plan's order.
     pub fn decisions(&self, plan: &Plan) -> Vec<Explained> {
         plan.decisions
@@ -346,5 +324,27 @@ pub fn budget_text(options: &crate::options::Options) -> String {
         "none asked".to_string()
     } else {
         parts.join(" and ")
+    }
+}
+
+/// Why a cut is where it is, in a sentence.
+pub fn cut_sentence(graph: &Graph, cut: &crate::plan::Cut) -> String {
+    let (after, before) = (graph.name(cut.after), graph.name(cut.before));
+    match &cut.reason {
+        CutReason::WeightBudget { would_be } => format!(
+            "cut before {before}: taking it in would bring the partition's constants to {}, over max_weight_bytes",
+            byte_size(*would_be)
+        ),
+        CutReason::OpBudget { would_be } => format!(
+            "cut before {before}: taking it in would bring the partition to {would_be} ops, over max_ops"
+        ),
+        CutReason::Asked {
+            pattern,
+            after: true,
+        } => format!("cut after {after}, as cut_after {pattern:?} asks"),
+        CutReason::Asked {
+            pattern,
+            after: false,
+        } => format!("cut before {before}, as cut_before {pattern:?} asks"),
     }
 }

@@ -2,6 +2,7 @@
 
 use super::Prose;
 use super::findings::{Explained, explain_all};
+use super::reasons::{budget_text, cut_sentence};
 use crate::analyse::Analysis;
 use crate::graph::{Graph, NodeId};
 use crate::manifest::ManifestDiff;
@@ -107,7 +108,7 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verd
             out,
             "\ncuts ({}; budgets: {}):",
             plan.cuts.len(),
-            super::reasons::budget_text(o)
+            budget_text(o)
         );
         for c in &plan.cuts {
             let (before, after) = (plan.tagging.tag(c.after), plan.tagging.tag(c.before));
@@ -116,7 +117,7 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verd
                 "  {} | {}  {}",
                 before.unwrap_or("cpu"),
                 after.unwrap_or("cpu"),
-                prose.cut(c)
+                cut_sentence(graph, c)
             );
         }
     }

@@ -1,7 +1,9 @@
 //! What-if answers: one scenario's diff in detail, or many scenarios as one comparison table, as
 //! text or as `partition-planner/whatif@1` JSON.
 
+use super::reasons::cut_sentence;
 use crate::graph::Graph;
+use crate::measure::PartitionSummary;
 use crate::plan::Plan;
 use crate::schema::WHATIF_SCHEMA;
 use crate::verify::Verdict;
@@ -30,12 +32,25 @@ fn stats(plan: &Plan, verdict: &Verdict) -> Value {
     let m = &plan.measure;
     json!({
         "delegate_calls": m.partitions.len(),
+        "largest_weight_bytes": largest(plan, |p| p.weight_bytes),
+        "largest_ops": largest(plan, |p| p.nodes as u64),
+        "cuts": plan.cuts.len(),
         "delegated_nodes": m.delegated_nodes,
         "states": m.states(),
         "boundary_bytes": m.boundary_bytes(),
         "estimate_us": plan.estimate.total_us,
         "violations": verdict.violations().count(),
     })
+}
+
+/// The largest figure among the plan's partitions (0 without partitions).
+fn largest(plan: &Plan, figure: impl Fn(&PartitionSummary) -> u64) -> u64 {
+    plan.measure
+        .partitions
+        .iter()
+        .map(figure)
+        .max()
+        .unwrap_or(0)
 }
 
 fn diff_json(graph: &Graph, base: &Plan, a: &Answered) -> Value {
@@ -54,6 +69,10 @@ fn diff_json(graph: &Graph, base: &Plan, a: &Answered) -> Value {
         "delegated_nodes": d.delegated_nodes,
         "boundary_bytes": d.boundary_bytes,
         "estimate_us": d.estimate_us,
+        "cuts": a.plan.cuts.iter().map(|c| json!({
+            "partitions": [a.plan.tagging.tag(c.after), a.plan.tagging.tag(c.before)],
+            "reason": cut_sentence(graph, c),
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -125,6 +144,16 @@ pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered) -> String {
         ),
         ("states", b.states() as i128, n.states() as i128),
         (
+            "largest weights",
+            i128::from(largest(base, |p| p.weight_bytes)),
+            i128::from(largest(a.plan, |p| p.weight_bytes)),
+        ),
+        (
+            "largest ops",
+            i128::from(largest(base, |p| p.nodes as u64)),
+            i128::from(largest(a.plan, |p| p.nodes as u64)),
+        ),
+        (
             "boundary bytes",
             i128::from(b.boundary_bytes()),
             i128::from(n.boundary_bytes()),
@@ -180,6 +209,19 @@ pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered) -> String {
     ];
     for (label, names) in lists.iter().filter(|(_, names)| !names.is_empty()) {
         let _ = writeln!(out, "{label} ({}): {}", names.len(), some(names, 8));
+    }
+    if !a.plan.cuts.is_empty() {
+        let _ = writeln!(out, "cuts ({}):", a.plan.cuts.len());
+        for c in &a.plan.cuts {
+            let tag = |n| a.plan.tagging.tag(n).unwrap_or("cpu");
+            let _ = writeln!(
+                out,
+                "  {} | {}  {}",
+                tag(c.after),
+                tag(c.before),
+                cut_sentence(graph, c)
+            );
+        }
     }
     let violations = a.verdict.violations().count();
     if violations > 0 {

@@ -3,7 +3,7 @@
 
 use crate::cost::{CostError, CostOverrides};
 use crate::decision::UnknownStrategy;
-use crate::options::{DeploymentTarget, UnknownTarget};
+use crate::options::{BadByteSize, ByteSize, DeploymentTarget, UnknownTarget};
 use crate::plan::{StrategyRequest, parse_strategy_spec};
 use std::fmt;
 use std::str::FromStr;
@@ -34,6 +34,16 @@ pub enum Change {
     },
     /// Cost constants replacing the request's (docs/cost.md).
     Cost(CostOverrides),
+    /// The budget of constant bytes per delegate partition; `None` lifts it.
+    MaxWeightBytes(Option<u64>),
+    /// The budget of ops per delegate partition; `None` lifts it.
+    MaxOps(Option<u64>),
+    /// One more cut asked for, after (`after`) or before what the pattern matches; `None` lifts
+    /// every cut asked that way.
+    Cut {
+        pattern: Option<String>,
+        after: bool,
+    },
 }
 
 /// A change that does not read as one.
@@ -45,7 +55,8 @@ pub enum ChangeError {
     NotAFlag { what: String, value: String },
     #[error(
         "unknown change {0:?} (expected take-over, target, strategy, op-supported, \
-         op-unsupported, node-supported, node-unsupported, cpu or cost)"
+         op-unsupported, node-supported, node-unsupported, cpu, cost, max-weight-bytes, \
+         max-ops, cut-after or cut-before)"
     )]
     Unknown(String),
     #[error("{0}")]
@@ -54,6 +65,10 @@ pub enum ChangeError {
     Strategy(#[from] UnknownStrategy),
     #[error("{0}")]
     Cost(#[from] CostError),
+    #[error("{0}")]
+    Bytes(#[from] BadByteSize),
+    #[error("{what} takes a whole number or none, found {value:?}")]
+    NotACount { what: String, value: String },
 }
 
 /// A batch scenario that does not read: its line and what is wrong with it.
@@ -75,7 +90,8 @@ pub enum ScenarioFault {
 /// The command-line spelling, shared by the CLI, batch scenarios and the Python binding:
 /// `take-over=on|off`, `target=iOS15..iOS18|default`, `strategy=[BUFFER=]STRATEGY`,
 /// `op-supported=TARGET`, `op-unsupported=TARGET`, `node-supported=NODE`, `node-unsupported=NODE`,
-/// `cpu=NODE`, `cost=NAME=VALUE[,NAME=VALUE...]`.
+/// `cpu=NODE`, `cost=NAME=VALUE[,NAME=VALUE...]`, `max-weight-bytes=BYTES|none`,
+/// `max-ops=N|none`, `cut-after=PATTERN|none`, `cut-before=PATTERN|none`.
 impl FromStr for Change {
     type Err = ChangeError;
     fn from_str(s: &str) -> Result<Self, ChangeError> {
@@ -112,6 +128,21 @@ impl FromStr for Change {
                 node: value.to_string(),
             },
             "cost" => Change::Cost(CostOverrides::parse(value)?),
+            "max-weight-bytes" => Change::MaxWeightBytes(match value {
+                "none" => None,
+                v => Some(v.parse::<ByteSize>()?.0),
+            }),
+            "max-ops" => Change::MaxOps(match value {
+                "none" => None,
+                v => Some(v.parse().map_err(|_| ChangeError::NotACount {
+                    what: what.to_string(),
+                    value: v.to_string(),
+                })?),
+            }),
+            "cut-after" | "cut-before" => Change::Cut {
+                pattern: (value != "none").then(|| value.to_string()),
+                after: what == "cut-after",
+            },
             _ => return Err(ChangeError::Unknown(what.to_string())),
         })
     }
@@ -151,6 +182,18 @@ impl fmt::Display for Change {
             }
             Change::NodeOnCpu { node } => write!(f, "cpu={node}"),
             Change::Cost(c) => write!(f, "cost={c}"),
+            Change::MaxWeightBytes(b) => match b {
+                Some(b) => write!(f, "max-weight-bytes={b}"),
+                None => f.write_str("max-weight-bytes=none"),
+            },
+            Change::MaxOps(n) => match n {
+                Some(n) => write!(f, "max-ops={n}"),
+                None => f.write_str("max-ops=none"),
+            },
+            Change::Cut { pattern, after } => {
+                let what = if *after { "cut-after" } else { "cut-before" };
+                write!(f, "{what}={}", pattern.as_deref().unwrap_or("none"))
+            }
         }
     }
 }
