@@ -94,6 +94,46 @@ fn planning(c: &mut Criterion) {
             })
         });
     }
+    // Budgets (issue #17: at most twice the time without them, take-over on): a third of the
+    // largest partition's ops, or of its constant bytes, so that the large partitions are cut.
+    let unbudgeted = plan(&graph, &analysis, &PlanRequest::new(&graph)).expect("plans");
+    let largest = |figure: fn(&partition_planner::measure::PartitionSummary) -> u64| {
+        unbudgeted
+            .measure
+            .partitions
+            .iter()
+            .map(figure)
+            .max()
+            .unwrap_or(3)
+    };
+    type SetBudget = fn(&mut PlanRequest, u64);
+    let budgets: [(&str, SetBudget, u64); 2] = [
+        (
+            "take-over on, max_ops a third of the largest partition",
+            |r, v| r.options.max_ops = Some(v),
+            largest(|p| p.nodes as u64) / 3,
+        ),
+        (
+            "take-over on, max_weight_bytes a third of the largest partition",
+            |r, v| r.options.max_weight_bytes = Some(v),
+            largest(|p| p.weight_bytes) / 3,
+        ),
+    ];
+    for (name, set, value) in budgets {
+        let mut request = PlanRequest::new(&graph);
+        set(&mut request, value);
+        let planned = plan(&graph, &analysis, &request).expect("plans");
+        assert!(!planned.cuts.is_empty(), "{name}: nothing cut");
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                plan(&graph, &analysis, black_box(&request))
+                    .expect("plans")
+                    .measure
+                    .partitions
+                    .len()
+            })
+        });
+    }
     group.finish();
 }
 

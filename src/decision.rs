@@ -277,14 +277,19 @@ pub struct Cut {
     pub after: NodeId,
     pub before: NodeId,
     pub reason: CutReason,
+    /// Bytes of the values that cross the cut (made before it and read after, or read on both
+    /// sides from elsewhere), as far as sizes are known.
+    pub crossing_bytes: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CutReason {
-    /// Taking `before` in would have brought the partition's constant bytes to this much.
-    WeightBudget { would_be: u64 },
-    /// Taking `before` in would have brought the partition's ops to this many.
-    OpBudget { would_be: u64 },
+    /// Grown as far as it could, the partition before the cut would have reached this many
+    /// constant bytes by taking `reached` in; the cut is at `reached` or earlier, where the fewest
+    /// bytes cross among the places that keep the count of partitions.
+    WeightBudget { reached: NodeId, would_be: u64 },
+    /// The same for ops.
+    OpBudget { reached: NodeId, would_be: u64 },
     /// The user asked for it: `cut_after` or `cut_before` with this pattern.
     Asked { pattern: String, after: bool },
 }

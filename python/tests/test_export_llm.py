@@ -159,3 +159,24 @@ def test_planner_keys_from_the_command_line_and_a_config_file(tmp_path):
     assert entry.split_arguments(["--config", "c.yaml", "a=1", "planner.strategy=cpu", "--config=d.yaml"]) == (
         "d.yaml", ["a=1"], [("strategy", "cpu")],
     )
+
+
+def test_budget_and_cut_keys_reach_the_planner(tmp_path):
+    config = {"planner": {"max_weight_bytes": "2GiB", "cut_after": ["layers.*"]}}
+    options = entry._planner_from_arguments(config, [("max_ops", "500"), ("cut_before", "layers.0")])
+    assert (options.max_weight_bytes, options.max_ops) == ("2GiB", 500)
+    assert (options.cut_after, options.cut_before) == (["layers.*"], ["layers.0"])
+    assert options.overrides("iOS18")["options"] == {
+        "take_over_mutable_buffer": False,
+        "max_weight_bytes": "2GiB",
+        "max_ops": 500,
+        "cut_after": ["layers.*"],
+        "cut_before": ["layers.0"],
+        "minimum_deployment_target": "iOS18",
+    }
+    options.validate("iOS18")
+    assert entry.PlannerOptions.from_mapping({"max_weight_bytes": "lots"}).max_weight_bytes == "lots"
+    with pytest.raises(ExportLlmError, match="not a byte size"):
+        entry.PlannerOptions.from_mapping({"max_weight_bytes": "lots"}).validate("iOS18")
+    with pytest.raises(ExportLlmError, match="whole number of ops"):
+        entry.PlannerOptions.from_mapping({"max_ops": -1})

@@ -267,15 +267,16 @@ pub(crate) fn chunk(
         budgets,
         ops: &ops,
         in_piece: vec![0; graph.len()],
-        in_unit: vec![0; graph.len()],
         stamp: 0,
+        fresh: Vec::new(),
     };
     let mut piece_of_slot = vec![0u32; ops.len()];
     let mut pieces_before = vec![0u32; count + 1];
     let mut cuts = Vec::new();
     for p in 0..count {
         let units = units(start[p], start[p + 1], &glued, &asked_before);
-        let planned = pieces.cut(&units);
+        let crossing = crossing_bytes(graph, analysis, &ops, &units);
+        let planned = pieces.cut(&units, &crossing);
         for (u, unit) in units.iter().enumerate() {
             if unit.over_budget(&budgets, planned.unit_weight[u]) {
                 let nodes = &ops[unit.from..unit.to];
@@ -302,12 +303,13 @@ pub(crate) fn chunk(
         }
         let mut piece = 0u32;
         for (u, unit) in units.iter().enumerate() {
-            if let Some(reason) = planned.cut_before[u].clone() {
+            if let Some((reason, crossing_bytes)) = planned.cut_before[u].clone() {
                 piece += 1;
                 cuts.push(Cut {
                     after: ops[unit.from - 1],
                     before: ops[unit.from],
                     reason,
+                    crossing_bytes,
                 });
             }
             piece_of_slot[unit.from..unit.to].fill(piece);
@@ -408,9 +410,16 @@ fn units<'a>(
 
 /// Where the pieces of one partition begin, and what each unit alone weighs.
 struct Planned {
-    /// Per unit: the reason for a cut before it, if one is there.
-    cut_before: Vec<Option<CutReason>>,
+    /// Per unit: the reason for a cut before it, and the bytes crossing there, if one is there.
+    cut_before: Vec<Option<(CutReason, u64)>>,
     unit_weight: Vec<u64>,
+}
+
+/// A piece being grown one unit at a time, from either end.
+struct Growing {
+    stamp: u32,
+    weight: u64,
+    ops: u64,
 }
 
 struct Pieces<'a> {
@@ -418,90 +427,185 @@ struct Pieces<'a> {
     analysis: &'a Analysis,
     budgets: Budgets,
     ops: &'a [NodeId],
-    /// Per constant: the stamp of the last piece that counted it.
+    /// Per constant: the stamp of the piece that last counted it (0: none).
     in_piece: Vec<u32>,
-    /// Per constant: the stamp of the last unit that counted it.
-    in_unit: Vec<u32>,
     stamp: u32,
+    /// Constants the unit being taken marked, to unmark if it does not fit.
+    fresh: Vec<NodeId>,
 }
 
 impl Pieces<'_> {
-    fn next_stamp(&mut self) -> u32 {
+    fn start(&mut self) -> Growing {
         self.stamp += 1;
-        self.stamp
+        Growing {
+            stamp: self.stamp,
+            weight: 0,
+            ops: 0,
+        }
     }
 
-    /// The constants `unit` reads, each once.
-    fn constants<'u>(&'u mut self, unit: &Unit) -> impl Iterator<Item = NodeId> + 'u {
-        let stamp = self.next_stamp();
-        let (graph, index, inside) = (
-            self.graph,
-            &self.analysis.index,
-            self.budgets.constants_inside,
-        );
-        let in_unit = &mut self.in_unit;
-        self.ops[unit.from..unit.to]
-            .iter()
-            .flat_map(move |&n| index.predecessors(n).iter().copied())
-            .filter(move |&q| {
-                let new = inside && graph.role(q).is_constant_data() && in_unit[q.index()] != stamp;
-                if new {
-                    in_unit[q.index()] = stamp;
-                }
-                new
-            })
-    }
-
-    /// Greedy: each piece takes units while they fit; a unit that fits nowhere gets a piece of its
-    /// own (and the caller reports it).
-    fn cut(&mut self, units: &[Unit]) -> Planned {
-        let mut cut_before = vec![None; units.len()];
-        let mut unit_weight = vec![0; units.len()];
-        let mut piece = self.next_stamp();
-        let (mut weight, mut ops) = (0u64, 0u64);
-        let bytes = |q: NodeId, analysis: &Analysis| analysis.value_bytes[q.index()].unwrap_or(0);
-        for (u, unit) in units.iter().enumerate() {
-            let (mut alone, mut added) = (0u64, 0u64);
-            let read: Vec<NodeId> = self.constants(unit).collect();
-            for &q in &read {
-                alone = alone.saturating_add(bytes(q, self.analysis));
-                if self.in_piece[q.index()] != piece {
-                    added = added.saturating_add(bytes(q, self.analysis));
+    /// Takes `unit` into `piece` if it fits, or says which budget it would break and how far,
+    /// leaving the piece as it was. A unit always fits an empty piece: one over budget alone is
+    /// reported by the caller.
+    fn take(&mut self, piece: &mut Growing, unit: &Unit) -> Result<(), CutReason> {
+        let mut added = 0u64;
+        self.fresh.clear();
+        if self.budgets.constants_inside {
+            for &n in &self.ops[unit.from..unit.to] {
+                for &q in self.analysis.index.predecessors(n) {
+                    if self.graph.role(q).is_constant_data()
+                        && self.in_piece[q.index()] != piece.stamp
+                    {
+                        self.in_piece[q.index()] = piece.stamp;
+                        self.fresh.push(q);
+                        added =
+                            added.saturating_add(self.analysis.value_bytes[q.index()].unwrap_or(0));
+                    }
                 }
             }
-            unit_weight[u] = alone;
-            let reason = match unit.asked {
-                _ if u == 0 => None,
-                Some(a) => Some(CutReason::Asked {
+        }
+        let (ops, weight) = (piece.ops + unit.ops(), piece.weight.saturating_add(added));
+        let reached = self.ops[unit.from];
+        let refused = match piece.ops {
+            0 => None,
+            _ if ops > self.budgets.ops => Some(CutReason::OpBudget {
+                reached,
+                would_be: ops,
+            }),
+            _ if weight > self.budgets.weight => Some(CutReason::WeightBudget {
+                reached,
+                would_be: weight,
+            }),
+            _ => None,
+        };
+        match refused {
+            None => {
+                (piece.ops, piece.weight) = (ops, weight);
+                Ok(())
+            }
+            Some(reason) => {
+                for &q in &self.fresh {
+                    self.in_piece[q.index()] = 0;
+                }
+                Err(reason)
+            }
+        }
+    }
+
+    /// What `unit` weighs alone.
+    fn weight_alone(&mut self, unit: &Unit) -> u64 {
+        let mut piece = self.start();
+        let _ = self.take(&mut piece, unit);
+        piece.weight
+    }
+
+    /// The largest `r` such that units `from..r` fit one piece, and why unit `r` did not.
+    fn reach(&mut self, units: &[Unit], from: usize, to: usize) -> (usize, Option<CutReason>) {
+        let mut piece = self.start();
+        for (u, unit) in units.iter().enumerate().take(to).skip(from) {
+            if let Err(why) = self.take(&mut piece, unit) {
+                return (u, Some(why));
+            }
+        }
+        (to, None)
+    }
+
+    /// The smallest `q >= from` such that units `q..to` fit one piece.
+    fn reach_back(&mut self, units: &[Unit], from: usize, to: usize) -> usize {
+        let mut piece = self.start();
+        for u in (from..to).rev() {
+            if self.take(&mut piece, &units[u]).is_err() {
+                return u + 1;
+            }
+        }
+        from
+    }
+
+    /// The fewest pieces, each within budget, cut where an asked cut is and elsewhere where the
+    /// fewest bytes cross (`crossing[b]`: bytes crossing a cut before unit `b`). Between two asked
+    /// cuts, pieces grown greedily from the back give each cut's earliest place that keeps the
+    /// count; each cut in turn then takes, between that place and as far as the piece before it
+    /// reaches, the place where the fewest bytes cross (the latest among equals).
+    fn cut(&mut self, units: &[Unit], crossing: &[u64]) -> Planned {
+        let m = units.len();
+        let unit_weight: Vec<u64> = units.iter().map(|u| self.weight_alone(u)).collect();
+        let mut cut_before = vec![None; m];
+        let mut run_starts: Vec<usize> = (1..m).filter(|&u| units[u].asked.is_some()).collect();
+        run_starts.insert(0, 0);
+        for (r, &start) in run_starts.iter().enumerate() {
+            let end = run_starts.get(r + 1).copied().unwrap_or(m);
+            if let Some(a) = units[start].asked.filter(|_| start > 0) {
+                let reason = CutReason::Asked {
                     pattern: a.pattern.clone(),
                     after: a.after,
-                }),
-                None if ops + unit.ops() > self.budgets.ops => Some(CutReason::OpBudget {
-                    would_be: ops + unit.ops(),
-                }),
-                None if weight.saturating_add(added) > self.budgets.weight => {
-                    Some(CutReason::WeightBudget {
-                        would_be: weight.saturating_add(added),
-                    })
-                }
-                None => None,
-            };
-            if reason.is_some() {
-                piece = self.next_stamp();
-                (weight, ops, added) = (0, 0, alone);
+                };
+                cut_before[start] = Some((reason, crossing[start]));
             }
-            for &q in &read {
-                self.in_piece[q.index()] = piece;
+            // Earliest places, from the back: earliest[i] is where piece i can start at the earliest.
+            let mut earliest = vec![end];
+            while let Some(&q) = earliest.last().filter(|&&q| q > start) {
+                earliest.push(self.reach_back(units, start, q));
             }
-            weight = weight.saturating_add(added);
-            ops += unit.ops();
-            cut_before[u] = reason;
+            earliest.reverse();
+            let mut from = start;
+            for &lowest in &earliest[1..earliest.len() - 1] {
+                let (reach, why) = self.reach(units, from, end);
+                let Some(why) = why else { break };
+                let lowest = lowest.max(from + 1);
+                let best = (lowest..=reach.max(lowest))
+                    .rev()
+                    .min_by_key(|&b| crossing[b])
+                    .unwrap_or(reach);
+                cut_before[best] = Some((why, crossing[best]));
+                from = best;
+            }
         }
         Planned {
             cut_before,
             unit_weight,
         }
     }
+}
+
+/// Per unit boundary `b` (a cut before unit `b`), the bytes that would cross it: each value made
+/// in the partition and read there after the cut, and each value from outside (constants aside,
+/// which are weights) read on both sides of it, once. Sizes unknown count nothing.
+fn crossing_bytes(graph: &Graph, analysis: &Analysis, ops: &[NodeId], units: &[Unit]) -> Vec<u64> {
+    let index = &analysis.index;
+    let mut unit_of: hashbrown::HashMap<NodeId, usize> = hashbrown::HashMap::new();
+    for (u, unit) in units.iter().enumerate() {
+        for &n in &ops[unit.from..unit.to] {
+            unit_of.insert(n, u);
+        }
+    }
+    // Per value read: the first and the last unit reading it.
+    let mut read: hashbrown::HashMap<NodeId, (usize, usize)> = hashbrown::HashMap::new();
+    for (u, unit) in units.iter().enumerate() {
+        for &n in &ops[unit.from..unit.to] {
+            for &q in index.predecessors(n) {
+                if graph.role(q).is_constant_data() {
+                    continue;
+                }
+                read.entry(q).and_modify(|r| r.1 = u).or_insert((u, u));
+            }
+        }
+    }
+    let mut delta = vec![0i128; units.len() + 2];
+    for (q, (first, last)) in read {
+        let from = unit_of.get(&q).copied().unwrap_or(first);
+        if last > from {
+            let bytes = i128::from(analysis.value_bytes[q.index()].unwrap_or(0));
+            delta[from + 1] += bytes;
+            delta[last + 1] -= bytes;
+        }
+    }
+    let mut running = 0i128;
+    (0..=units.len())
+        .map(|b| {
+            running += delta[b];
+            running.max(0) as u64
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -613,6 +717,50 @@ mod tests {
             tags_with(&g, |o| o.max_ops = Some(4)),
             tags([0, 0, 0, 1, 1, 1, 1, 2])
         );
+    }
+
+    #[test]
+    fn a_budget_cut_slides_to_where_the_fewest_bytes_cross() {
+        // A chain u0..u4 where u2's value is large (64x64 float32) and the others small.
+        let mut b = BridgeBuilder::new();
+        b.user_input("x", &[2]);
+        let mut last = "x".to_string();
+        for i in 0..5 {
+            let name = format!("u{i}");
+            b.op(&name, "aten.neg.default", &[&last], true);
+            if i == 2 {
+                b.meta(&[64, 64], "torch.float32");
+            } else {
+                b.meta(&[2], "torch.float32");
+            }
+            last = name;
+        }
+        b.option("minimum_deployment_target", "iOS18".into());
+        b.output(&[&last]);
+        let g = parse_graph(&b.to_json()).expect("imports");
+        let mut request = PlanRequest::new(&g);
+        request.options.max_ops = Some(3);
+        let p = plan(&g, &analyse(&g), &request).expect("plans");
+        let tags: Vec<_> = (0..5)
+            .map(|i| p.tagging.tag(g.find(&format!("u{i}")).expect("node")))
+            .collect();
+        // Greedy alone would cut after u2 and carry its 16 KiB across; two pieces either way.
+        assert_eq!(
+            tags,
+            [
+                Some("tag0"),
+                Some("tag0"),
+                Some("tag1"),
+                Some("tag1"),
+                Some("tag1")
+            ]
+        );
+        assert_eq!(p.cuts.len(), 1);
+        assert_eq!(p.cuts[0].crossing_bytes, 8);
+        assert!(matches!(
+            p.cuts[0].reason,
+            CutReason::OpBudget { reached, would_be: 4 } if g.name(reached) == "u3"
+        ));
     }
 
     #[test]

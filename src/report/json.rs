@@ -185,6 +185,7 @@ impl Serialize for PlanDocument<'_> {
                     "before": graph.name(c.before),
                     "partitions": [plan.tagging.tag(c.after), plan.tagging.tag(c.before)],
                     "why": cut_kind(&c.reason),
+                    "crossing_bytes": c.crossing_bytes,
                     "pattern": match &c.reason { CutReason::Asked { pattern, .. } => Some(pattern), _ => None },
                     "reason": cut_sentence(graph, c),
                 })

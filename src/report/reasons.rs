@@ -330,21 +330,38 @@ pub fn budget_text(options: &crate::options::Options) -> String {
 /// Why a cut is where it is, in a sentence.
 pub fn cut_sentence(graph: &Graph, cut: &crate::plan::Cut) -> String {
     let (after, before) = (graph.name(cut.after), graph.name(cut.before));
+    let crossing = cut.crossing_bytes;
+    let budget = |what: &str, reached: crate::graph::NodeId, would_be: String| {
+        let place = if reached == cut.before {
+            format!("cut before {before}")
+        } else {
+            format!(
+                "cut before {before}, earlier, where the fewest bytes cross for as many partitions"
+            )
+        };
+        format!(
+            "{what} reached: taking in {} would bring the partition to {would_be}; {place} ({crossing} bytes cross)",
+            graph.name(reached)
+        )
+    };
     match &cut.reason {
-        CutReason::WeightBudget { would_be } => format!(
-            "cut before {before}: taking it in would bring the partition's constants to {}, over max_weight_bytes",
-            byte_size(*would_be)
+        CutReason::WeightBudget { reached, would_be } => budget(
+            "max_weight_bytes",
+            *reached,
+            format!("{} of constants", byte_size(*would_be)),
         ),
-        CutReason::OpBudget { would_be } => format!(
-            "cut before {before}: taking it in would bring the partition to {would_be} ops, over max_ops"
-        ),
+        CutReason::OpBudget { reached, would_be } => {
+            budget("max_ops", *reached, format!("{would_be} ops"))
+        }
         CutReason::Asked {
             pattern,
             after: true,
-        } => format!("cut after {after}, as cut_after {pattern:?} asks"),
+        } => format!("cut after {after}, as cut_after {pattern:?} asks ({crossing} bytes cross)"),
         CutReason::Asked {
             pattern,
             after: false,
-        } => format!("cut before {before}, as cut_before {pattern:?} asks"),
+        } => {
+            format!("cut before {before}, as cut_before {pattern:?} asks ({crossing} bytes cross)")
+        }
     }
 }
