@@ -510,3 +510,76 @@ fn render_refuses_a_plan_for_another_graph_and_overlays_without_a_directory() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn budgets_and_cuts_from_flags_and_changes_are_reported_and_bad_sizes_exit_two() {
+    let llama = data("llama3_2_1b_takeover_on_ios18.json");
+    let out = run(&[
+        "plan",
+        arg(&llama),
+        "--format",
+        "json",
+        "--max-partition-weight-bytes",
+        "1.5MB",
+        "--max-partition-ops",
+        "600",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).expect("plan@1");
+    assert_eq!(plan["options"]["max_weight_bytes"], 1_500_000);
+    assert_eq!(plan["options"]["max_ops"], 600);
+    let partitions = plan["partitions"].as_array().expect("partitions");
+    assert!(partitions.len() >= 3);
+    for p in partitions {
+        assert!(
+            p["weight_bytes"].as_u64().expect("weights") <= 1_500_000,
+            "{p}"
+        );
+        assert!(p["nodes"].as_u64().expect("ops") <= 600, "{p}");
+    }
+    let cuts = plan["cuts"].as_array().expect("cuts");
+    assert_eq!(cuts.len(), partitions.len() - 1);
+    assert!(
+        cuts.iter()
+            .all(|c| c["reason"].as_str().unwrap().contains("reached"))
+    );
+
+    let out = run(&["plan", arg(&llama), "--max-partition-weight-bytes", "1.5MB"]);
+    let report = text(&out.stdout);
+    assert!(
+        report.contains("cuts (") && report.contains("max_weight_bytes reached"),
+        "{report}"
+    );
+
+    let out = run(&[
+        "whatif",
+        arg(&llama),
+        "--change",
+        "max-ops=600",
+        "--change",
+        "cut-after=aten_add_tensor_5",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let answer = text(&out.stdout);
+    assert!(
+        answer.contains("largest ops")
+            && answer.contains("as cut_after \"aten_add_tensor_5\" asks"),
+        "{answer}"
+    );
+
+    for (flag, value, says) in [
+        ("--max-partition-weight-bytes", "lots", "not a byte size"),
+        ("--max-partition-ops", "3.5", "--max-partition-ops"),
+    ] {
+        let out = run(&["plan", arg(&llama), flag, value]);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}");
+        assert!(text(&out.stderr).contains(says), "{}", text(&out.stderr));
+    }
+    let out = run(&["whatif", arg(&llama), "--change", "max-ops=many"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("max-ops takes a whole number or none"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -2,7 +2,7 @@
 //! `Explained` findings, with node names, a message and, for a cycle, the path, for the JSON and
 //! text reports.
 
-use super::reasons::byte_size;
+use super::units::byte_size;
 use crate::graph::{Graph, NodeId};
 use crate::options::target_label;
 use crate::rules::{Fact, Figure, Finding, FindingKind, PathStep, RuleId};

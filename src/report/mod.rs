@@ -5,6 +5,7 @@ mod json;
 pub mod map;
 mod reasons;
 mod text;
+mod units;
 mod whatif;
 
 pub use findings::{Explained, Step, explain, explain_all, render_path};

@@ -2,6 +2,7 @@
 //! `Decision` (facts with node ids and buffer indices) become text, for the JSON and text reports.
 
 use super::findings::{Explained, Step, render_path};
+use super::units::byte_size;
 use crate::analyse::{Analysis, MutationKind};
 use crate::decision::{
     Basis, Blocker, BufferDecision, CycleStep, Decision, HullPlace, KeptState, Reason, Refusal,
@@ -300,15 +301,6 @@ fn kept_text(k: &KeptState) -> String {
         "kept as a Core ML state of {}: its placeholder, its {}-node {kind} chain and the {} reader(s) of its old value are all supported and fit in one partition",
         k.partition, k.chain_nodes, k.old_value_readers
     )
-}
-
-/// Bytes as people read them: `2.00 GiB (2147483648 bytes)`, exact bytes below 1 KiB.
-pub fn byte_size(bytes: u64) -> String {
-    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
-    match UNITS.iter().find(|(_, size)| bytes >= *size) {
-        Some((unit, size)) => format!("{:.2} {unit} ({bytes} bytes)", bytes as f64 / *size as f64),
-        None => format!("{bytes} bytes"),
-    }
 }
 
 /// The budgets asked for, as the reports state them.
