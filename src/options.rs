@@ -112,14 +112,6 @@ impl Options {
     pub fn target_label(&self) -> String {
         target_label(self.minimum_deployment_target)
     }
-
-    /// Whether partitions are cut beyond what convexity asks (budgets or cuts the user named).
-    pub fn chunks_partitions(&self) -> bool {
-        self.max_weight_bytes.is_some()
-            || self.max_ops.is_some()
-            || !self.cut_after.is_empty()
-            || !self.cut_before.is_empty()
-    }
 }
 
 /// A byte count as people write it: `2147483648`, `2GiB`, `1.5 GB`, `700MiB`, `64k`. Decimal
