@@ -13,7 +13,7 @@
 //! splitting at one layer alone never pays. Each candidate plan costs one O(V + E) planning pass.
 
 use super::chunks::AskedCut;
-use super::strategy::{self, Decided};
+use super::strategy::{self, Asked, Decided};
 use super::{Alternative, PlanRequest, Strategy, StrategyRequest};
 use crate::analyse::{Analysis, BufferChain};
 use crate::cost::{CostEstimate, Scratch, estimate};
@@ -51,8 +51,7 @@ struct Evaluator<'a> {
     graph: &'a Graph,
     analysis: &'a Analysis,
     request: &'a PlanRequest,
-    requested: &'a [StrategyRequest],
-    cuts: &'a [AskedCut],
+    asked: Asked<'a>,
     /// Shared: two assignments can plan the same tags (a refused state is on CPU either way).
     memo: HashMap<Vec<Strategy>, Rc<Evaluation>>,
     scratch: Scratch,
@@ -67,11 +66,11 @@ fn evaluate(
     graph: &Graph,
     analysis: &Analysis,
     request: &PlanRequest,
-    (requested, cuts): (&[StrategyRequest], &[AskedCut]),
+    asked: Asked,
     assigned: &[Strategy],
     scratch: &mut Scratch,
 ) -> Evaluation {
-    let decided = strategy::decide(graph, analysis, request, (requested, cuts), assigned);
+    let decided = strategy::decide(graph, analysis, request, asked, assigned);
     let estimate = estimate(
         graph,
         analysis,
@@ -90,7 +89,7 @@ impl Evaluator<'_> {
             self.graph,
             self.analysis,
             self.request,
-            (self.requested, self.cuts),
+            self.asked,
             assigned,
             &mut self.scratch,
         )
@@ -112,24 +111,20 @@ impl Evaluator<'_> {
             return;
         }
         let (theirs, ours) = missing.split_at(missing.len() / 2);
-        let (graph, analysis, request, requested) = (
-            self.graph,
-            self.analysis,
-            self.request,
-            (self.requested, self.cuts),
-        );
+        let (graph, analysis, request, asked) =
+            (self.graph, self.analysis, self.request, self.asked);
         let scratch = &mut self.scratch;
         let done = std::thread::scope(|s| {
             let helper = s.spawn(move || {
                 let mut scratch = Scratch::default();
                 theirs
                     .iter()
-                    .map(|c| evaluate(graph, analysis, request, requested, c, &mut scratch))
+                    .map(|c| evaluate(graph, analysis, request, asked, c, &mut scratch))
                     .collect::<Vec<_>>()
             });
             let mine: Vec<Evaluation> = ours
                 .iter()
-                .map(|c| evaluate(graph, analysis, request, requested, c, scratch))
+                .map(|c| evaluate(graph, analysis, request, asked, c, scratch))
                 .collect();
             match helper.join() {
                 Ok(helped) => helped.into_iter().chain(mine).collect::<Vec<_>>(),
@@ -193,8 +188,10 @@ pub(super) fn search(
         graph,
         analysis,
         request,
-        requested,
-        cuts,
+        asked: Asked {
+            strategies: requested,
+            cuts,
+        },
         memo: HashMap::new(),
         scratch: Scratch::default(),
     };

@@ -56,6 +56,14 @@ pub(super) struct Decided {
     pub cuts: Vec<Cut>,
 }
 
+/// What the caller asked of a plan beyond the options: each buffer's strategy (by buffer index)
+/// and the cuts the options' patterns place.
+#[derive(Clone, Copy)]
+pub(super) struct Asked<'a> {
+    pub strategies: &'a [StrategyRequest],
+    pub cuts: &'a [AskedCut],
+}
+
 pub(super) fn resolve_requests(
     graph: &Graph,
     analysis: &Analysis,
@@ -92,9 +100,13 @@ pub(super) fn decide(
     graph: &Graph,
     analysis: &Analysis,
     request: &PlanRequest,
-    (requested, cuts): (&[StrategyRequest], &[AskedCut]),
+    asked: Asked,
     assigned: &[Strategy],
 ) -> Decided {
+    let Asked {
+        strategies: requested,
+        cuts,
+    } = asked;
     let options = &request.options;
     let forbidden = |requested: StrategyRequest, refusal: Refusal| {
         let rule = Some(refusal.rule());
