@@ -1,4 +1,5 @@
-//! Figures as the reports write them.
+//! Figures as the reports write them: bytes precisely in text and JSON (`byte_size`), compactly in
+//! pictures (`human_bytes`).
 
 /// Bytes as people read them: `2.00 GiB (2147483648 bytes)`, exact bytes below 1 KiB.
 pub fn byte_size(bytes: u64) -> String {
@@ -7,6 +8,21 @@ pub fn byte_size(bytes: u64) -> String {
         Some((unit, size)) => format!("{:.2} {unit} ({bytes} bytes)", bytes as f64 / *size as f64),
         None => format!("{bytes} bytes"),
     }
+}
+
+/// Bytes as a person reads them: `812 B`, `1.5 KiB`, `2.3 MiB`, `1.1 GiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
 }
 
 #[cfg(test)]

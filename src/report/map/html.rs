@@ -173,6 +173,13 @@ fn map_box(
         plural(b.ops),
         escape(first),
     );
+    if b.weight_bytes > 0 {
+        let _ = write!(
+            page,
+            "<span class=\"weights\">{} of weights</span>",
+            escape(&human_bytes(b.weight_bytes))
+        );
+    }
     if !b.states.is_empty() {
         // A box with hundreds of states names a few; the panel lists its nodes.
         const NAMED: usize = 6;

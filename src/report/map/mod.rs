@@ -18,6 +18,7 @@ pub use html::html;
 pub use model_explorer::{ModelExplorerOverlay, model_explorer};
 pub use svg::svg;
 
+pub(crate) use super::units::human_bytes;
 use crate::analyse::{Analysis, BufferChain};
 use crate::cost::CostEstimate;
 use crate::decision::Strategy;
@@ -100,6 +101,9 @@ pub struct MapBox {
     pub ops: usize,
     /// Buffers owned as Core ML states (placeholder and writer inside).
     pub states: Vec<String>,
+    /// For a delegate partition, the bytes of the constant data baked into it (tagged into it or
+    /// read by its ops, as executorch copies it); 0 for a CPU segment.
+    pub weight_bytes: u64,
     /// What the box computes, for finding repeats: its kind and its operators in order.
     signature: u64,
 }
@@ -305,6 +309,7 @@ impl View {
                 nodes: Vec::new(),
                 ops: 0,
                 states: Vec::new(),
+                weight_bytes: 0,
                 signature: 0,
             });
             b.nodes.push(id);
@@ -335,9 +340,13 @@ impl View {
             .map(|k| k.and_then(|k| number[k as usize]))
             .collect();
         let states = states_by_box(graph, tagging, states, &box_of, side);
-        for (b, names) in ordered.iter_mut().zip(states) {
+        let mut counted: Vec<u32> = vec![u32::MAX; graph.len()];
+        for (i, (b, names)) in ordered.iter_mut().zip(states).enumerate() {
             b.states = names;
             b.signature = signature(graph, b);
+            if matches!(b.kind, BoxKind::Delegate(_)) {
+                b.weight_bytes = weight_bytes(graph, tagging, b, i as u32, &mut counted);
+            }
         }
         let edges = edges(graph, &box_of);
         let runs = runs(&ordered);
@@ -380,6 +389,36 @@ impl View {
         }
         edges
     }
+}
+
+/// The constant data a delegate box holds, each constant once: tagged into it, or read by one of
+/// its ops and tagged elsewhere (executorch copies it). `counted` marks constants by box number.
+fn weight_bytes(
+    graph: &Graph,
+    tagging: &Tagging,
+    b: &MapBox,
+    number: u32,
+    counted: &mut [u32],
+) -> u64 {
+    let mut bytes = 0u64;
+    let mut count = |q: NodeId| {
+        if graph.role(q).is_constant_data()
+            && tagging.tag(q).is_some()
+            && counted[q.index()] != number
+        {
+            counted[q.index()] = number;
+            bytes = bytes.saturating_add(graph.node(q).meta.bytes().unwrap_or(0));
+        }
+    };
+    for &n in &b.nodes {
+        count(n);
+        if graph.op(n) == OpKind::CallFunction {
+            for &q in &graph.node(n).inputs {
+                count(q);
+            }
+        }
+    }
+    bytes
 }
 
 /// The buffers each box owns as states. On the plan's side, the plan's decisions; on the stock
@@ -538,21 +577,6 @@ impl Segments {
 fn distinct(ids: impl Iterator<Item = NodeId>) -> Vec<NodeId> {
     let mut seen = HashSet::new();
     ids.filter(|id| seen.insert(*id)).collect()
-}
-
-/// Bytes as a person reads them: `812 B`, `1.5 KiB`, `2.3 MiB`, `1.1 GiB`.
-pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
 }
 
 #[cfg(test)]

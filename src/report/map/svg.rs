@@ -92,6 +92,9 @@ fn draw_view(out: &mut String, view: &View, x: usize) {
             (BoxKind::Cpu, _) => ("#f1f1f1", "#8a8a8a", "CPU", String::new()),
         };
         let mut detail = format!("{} ops", mapbox.ops);
+        if mapbox.weight_bytes > 0 {
+            let _ = write!(detail, ", {} of weights", human_bytes(mapbox.weight_bytes));
+        }
         if !mapbox.states.is_empty() {
             let _ = write!(detail, ", {} states", mapbox.states.len());
         }

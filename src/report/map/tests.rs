@@ -318,3 +318,23 @@ fn the_svg_draws_each_box_shown_once_with_its_arcs() {
         );
     }
 }
+
+#[test]
+fn a_delegate_box_weighs_what_its_partition_holds() {
+    let text = data("1.5.1", "llama3_2_1b_takeover_on_ios18");
+    let overrides: Overrides =
+        serde_json::from_str(r#"{"options": {"max_weight_bytes": "1.5MB"}}"#).expect("overrides");
+    let p = plan_document(&text, &overrides).expect("plans");
+    let map = p.map();
+    let weights: Vec<u64> = (map.plan.boxes.iter())
+        .filter(|b| matches!(b.kind, BoxKind::Delegate(_)))
+        .map(|b| b.weight_bytes)
+        .collect();
+    let measured: Vec<u64> = (p.plan.measure.partitions.iter())
+        .map(|m| m.weight_bytes)
+        .collect();
+    assert!(weights.len() >= 3);
+    assert_eq!(weights, measured);
+    let page = html(&map, "weights");
+    assert!(page.contains("MiB of weights"));
+}
