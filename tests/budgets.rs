@@ -182,3 +182,56 @@ fn the_checker_finds_a_partition_over_budget_from_the_tags_alone() {
     assert!(over[0].is_violation());
     assert_eq!(over[0].bytes, biggest);
 }
+
+/// `cut_after = layers.*` on every data/ LLM: the checker accepts the plan, the states it had stay,
+/// and no partition holds ops of two transformer blocks.
+#[test]
+fn cuts_after_every_block_by_module_path_on_every_data_graph() {
+    for (name, g) in data_graphs() {
+        let unbudgeted = planned(&g, g.options.clone());
+        let options = Options {
+            cut_after: vec!["layers.*".into()],
+            ..g.options.clone()
+        };
+        let p = planned(&g, options.clone());
+        let request = PlanRequest {
+            options,
+            ..PlanRequest::new(&g)
+        };
+        let broken = verify(&g, &p, &request).violations().count();
+        assert_eq!(broken, 0, "{name}");
+        let states = |p: &Plan| {
+            p.buffers
+                .iter()
+                .filter(|b| b.strategy == Strategy::State)
+                .count()
+        };
+        assert_eq!(states(&p), states(&unbudgeted), "{name}");
+        let block = |n| {
+            let path = g.node(n).module_path.as_deref()?;
+            let mut parts = path.split('.');
+            (parts.next()? == "layers").then(|| parts.next().map(str::to_string))?
+        };
+        let mut block_of_partition: std::collections::HashMap<u32, String> = Default::default();
+        for n in g.ids().filter(|&n| g.op(n) == OpKind::CallFunction) {
+            if let (Some(t), Some(b)) = (p.tagging.partition(n), block(n)) {
+                let first = block_of_partition.entry(t).or_insert_with(|| b.clone());
+                assert_eq!(
+                    *first,
+                    b,
+                    "{name}: {} shares a partition with another block",
+                    g.name(n)
+                );
+            }
+        }
+        assert!(
+            p.measure.partitions.len() > unbudgeted.measure.partitions.len(),
+            "{name}"
+        );
+        assert!(
+            p.cuts
+                .iter()
+                .all(|c| matches!(c.reason, CutReason::Asked { after: true, .. }))
+        );
+    }
+}
