@@ -1,5 +1,5 @@
-//! Plan and check on generated documents, with options, strategies and cost constants from the
-//! fuzzer. Whatever imports must plan, and the plan must pass the checker: a violation on a plan is
+//! Plan and check on generated documents, with options (budgets and cuts among them), strategies
+//! and cost constants from the fuzzer. Whatever imports must plan, and the plan must pass the checker: a violation on a plan is
 //! a planner bug, reported as a crash. The reports (text and JSON) and the stock proposal's check
 //! are written too.
 #![no_main]
@@ -29,13 +29,28 @@ fn overrides(u: &mut Unstructured) -> arbitrary::Result<Overrides> {
     let strategies: Vec<String> = (0..u.int_in_range(0..=2)?)
         .map(|_| u.choose(STRATEGIES).map(|s| format!("\"{s}\"")))
         .collect::<arbitrary::Result<_>>()?;
+    // Budgets and asked cuts (docs/chunks.md): small enough to cut the generated graphs.
+    let chunks = match u.int_in_range(0..=4)? {
+        0 => String::new(),
+        1 => format!("\"max_ops\":{},", u.int_in_range(0..=8)?),
+        2 => format!("\"max_weight_bytes\":{},", u.int_in_range(0..=4096)?),
+        3 => format!(
+            "\"cut_after\":[{}],",
+            u.choose(&["\"*\"", "\"*_1\"", "\"layers.*\"", "\"\""])?
+        ),
+        _ => format!(
+            "\"cut_before\":[{}],\"max_ops\":{},",
+            u.choose(&["\"*\"", "\"*_2\""])?,
+            u.int_in_range(1..=4)?
+        ),
+    };
     let cost = if u.arbitrary()? {
         "\"cost\":{\"delegate_call_us\":0},"
     } else {
         ""
     };
     let json = format!(
-        "{{{cost}\"options\":{{{take_over}\"minimum_deployment_target\":{target}}},\"strategies\":[{}]}}",
+        "{{{cost}\"options\":{{{take_over}{chunks}\"minimum_deployment_target\":{target}}},\"strategies\":[{}]}}",
         strategies.join(",")
     );
     Ok(serde_json::from_str(&json).unwrap_or_default())
