@@ -111,9 +111,7 @@ class PlannerOptions:
 
     def overrides(self, target: Optional[str]) -> dict:
         """The planner's overrides JSON for these options under ``target`` (``iOS18``...)."""
-        from .partitioner import planner_overrides
-
-        from .partitioner import chunking_options
+        from .partitioner import chunking_options, planner_overrides
 
         options: Dict[str, Any] = {"take_over_mutable_buffer": self.take_over_mutable_buffer}
         options.update(chunking_options(self.max_weight_bytes, self.max_ops, self.cut_after, self.cut_before))
