@@ -84,15 +84,7 @@ fn planning(c: &mut Criterion) {
         if !ios18 {
             request.options.minimum_deployment_target = Some(DeploymentTarget::Ios17);
         }
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                plan(&graph, &analysis, black_box(&request))
-                    .expect("plans")
-                    .measure
-                    .partitions
-                    .len()
-            })
-        });
+        bench_plan(&mut group, name, &graph, &analysis, &request);
     }
     // Budgets (issue #17: at most twice the time without them, take-over on): a third of the
     // largest partition's ops, or of its constant bytes, so that the large partitions are cut.
@@ -124,17 +116,28 @@ fn planning(c: &mut Criterion) {
         set(&mut request, value);
         let planned = plan(&graph, &analysis, &request).expect("plans");
         assert!(!planned.cuts.is_empty(), "{name}: nothing cut");
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                plan(&graph, &analysis, black_box(&request))
-                    .expect("plans")
-                    .measure
-                    .partitions
-                    .len()
-            })
-        });
+        bench_plan(&mut group, name, &graph, &analysis, &request);
     }
     group.finish();
+}
+
+/// Times planning `request` on a graph parsed and analysed once.
+fn bench_plan(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    graph: &partition_planner::graph::Graph,
+    analysis: &partition_planner::analyse::Analysis,
+    request: &PlanRequest,
+) {
+    group.bench_function(name, |b| {
+        b.iter(|| {
+            plan(graph, analysis, black_box(request))
+                .expect("plans")
+                .measure
+                .partitions
+                .len()
+        })
+    });
 }
 
 fn what_if(c: &mut Criterion) {

@@ -52,6 +52,29 @@ fn planned(g: &Graph, options: Options) -> Plan {
     plan(g, &analysis, &request).expect("plans")
 }
 
+/// The checker accepts `p`, planned under `options`, and it keeps every state `unbudgeted` kept.
+fn checked_with_states_kept(what: &str, g: &Graph, p: &Plan, options: Options, unbudgeted: &Plan) {
+    let request = PlanRequest {
+        options,
+        ..PlanRequest::new(g)
+    };
+    let broken: Vec<String> = verify(g, p, &request)
+        .violations()
+        .map(|f| format!("{} {:?}", f.rule, f.partition))
+        .collect();
+    assert!(
+        broken.is_empty(),
+        "{what}: the checker rejects the plan: {broken:?}"
+    );
+    let states = |p: &Plan| {
+        p.buffers
+            .iter()
+            .filter(|b| b.strategy == Strategy::State)
+            .count()
+    };
+    assert_eq!(states(p), states(unbudgeted), "{what}: states lost");
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Budget {
     Weight,
@@ -88,29 +111,8 @@ fn holds_under_a_third(name: &str, g: &Graph, base_options: Options, budget: Bud
     for (summary, size) in p.measure.partitions.iter().zip(budget.of(&p.measure)) {
         assert!(size <= limit, "{what}: {} holds {size}", summary.tag);
     }
-    let request = PlanRequest {
-        options,
-        ..PlanRequest::new(g)
-    };
-    let verdict = verify(g, &p, &request);
-    let broken: Vec<String> = verdict
-        .plan
-        .iter()
-        .filter(|f| f.is_violation())
-        .map(|f| format!("{} {:?}", f.rule, f.partition))
-        .collect();
-    assert!(
-        broken.is_empty(),
-        "{what}: the checker rejects the plan: {broken:?}"
-    );
     // Every state of the unbudgeted plan is still one (the hulls are small beside a third).
-    let states = |p: &Plan| {
-        p.buffers
-            .iter()
-            .filter(|b| b.strategy == Strategy::State)
-            .count()
-    };
-    assert_eq!(states(&p), states(&unbudgeted), "{what}: states lost");
+    checked_with_states_kept(&what, g, &p, options, &unbudgeted);
     let lower_bound: u64 = budget
         .of(&unbudgeted.measure)
         .iter()
@@ -194,19 +196,7 @@ fn cuts_after_every_block_by_module_path_on_every_data_graph() {
             ..g.options.clone()
         };
         let p = planned(&g, options.clone());
-        let request = PlanRequest {
-            options,
-            ..PlanRequest::new(&g)
-        };
-        let broken = verify(&g, &p, &request).violations().count();
-        assert_eq!(broken, 0, "{name}");
-        let states = |p: &Plan| {
-            p.buffers
-                .iter()
-                .filter(|b| b.strategy == Strategy::State)
-                .count()
-        };
-        assert_eq!(states(&p), states(&unbudgeted), "{name}");
+        checked_with_states_kept(&name, &g, &p, options, &unbudgeted);
         let block = |n| {
             let path = g.node(n).module_path.as_deref()?;
             let mut parts = path.split('.');

@@ -27,7 +27,7 @@ pub fn human_bytes(bytes: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::byte_size;
+    use super::{byte_size, human_bytes};
 
     #[test]
     fn bytes_read_in_the_largest_unit_they_reach_with_the_exact_count() {
@@ -35,5 +35,14 @@ mod tests {
         assert_eq!(byte_size(1024), "1.00 KiB (1024 bytes)");
         assert_eq!(byte_size(1_500_000), "1.43 MiB (1500000 bytes)");
         assert_eq!(byte_size(2 << 30), "2.00 GiB (2147483648 bytes)");
+    }
+
+    #[test]
+    fn pictures_read_sizes_compactly() {
+        assert_eq!(human_bytes(0), "0 B");
+        assert_eq!(human_bytes(1023), "1023 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(3 << 20), "3.0 MiB");
+        assert_eq!(human_bytes(u64::MAX), "16777216.0 TiB");
     }
 }

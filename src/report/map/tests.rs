@@ -275,15 +275,6 @@ fn dot_declares_every_box_it_connects() {
 }
 
 #[test]
-fn sizes_read_as_people_read_them() {
-    assert_eq!(human_bytes(0), "0 B");
-    assert_eq!(human_bytes(1023), "1023 B");
-    assert_eq!(human_bytes(1536), "1.5 KiB");
-    assert_eq!(human_bytes(3 << 20), "3.0 MiB");
-    assert_eq!(human_bytes(u64::MAX), "16777216.0 TiB");
-}
-
-#[test]
 fn the_svg_draws_each_box_shown_once_with_its_arcs() {
     for (name, p) in graphs() {
         let map = p.map();
