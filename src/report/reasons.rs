@@ -319,6 +319,21 @@ pub fn budget_text(options: &crate::options::Options) -> String {
     }
 }
 
+/// A cut as the text reports list it: the partitions on either side, then why.
+pub fn cut_line(
+    graph: &Graph,
+    tagging: &crate::tagging::Tagging,
+    cut: &crate::plan::Cut,
+) -> String {
+    let side = |n| tagging.tag(n).unwrap_or("cpu");
+    format!(
+        "{} | {}  {}",
+        side(cut.after),
+        side(cut.before),
+        cut_sentence(graph, cut)
+    )
+}
+
 /// Why a cut is where it is, in a sentence.
 pub fn cut_sentence(graph: &Graph, cut: &crate::plan::Cut) -> String {
     let (after, before) = (graph.name(cut.after), graph.name(cut.before));

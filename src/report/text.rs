@@ -2,7 +2,7 @@
 
 use super::Prose;
 use super::findings::{Explained, explain_all};
-use super::reasons::{budget_text, cut_sentence};
+use super::reasons::{budget_text, cut_line};
 use crate::analyse::Analysis;
 use crate::graph::{Graph, NodeId};
 use crate::manifest::ManifestDiff;
@@ -111,14 +111,7 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verd
             budget_text(o)
         );
         for c in &plan.cuts {
-            let (before, after) = (plan.tagging.tag(c.after), plan.tagging.tag(c.before));
-            let _ = writeln!(
-                out,
-                "  {} | {}  {}",
-                before.unwrap_or("cpu"),
-                after.unwrap_or("cpu"),
-                cut_sentence(graph, c)
-            );
+            let _ = writeln!(out, "  {}", cut_line(graph, &plan.tagging, c));
         }
     }
     // A buffer's decision is already its line above; what adds to it is a path or a finding.

@@ -1,7 +1,7 @@
 //! What-if answers: one scenario's diff in detail, or many scenarios as one comparison table, as
 //! text or as `partition-planner/whatif@1` JSON.
 
-use super::reasons::cut_sentence;
+use super::reasons::{cut_line, cut_sentence};
 use crate::graph::Graph;
 use crate::measure::PartitionSummary;
 use crate::plan::Plan;
@@ -213,14 +213,7 @@ pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered) -> String {
     if !a.plan.cuts.is_empty() {
         let _ = writeln!(out, "cuts ({}):", a.plan.cuts.len());
         for c in &a.plan.cuts {
-            let tag = |n| a.plan.tagging.tag(n).unwrap_or("cpu");
-            let _ = writeln!(
-                out,
-                "  {} | {}  {}",
-                tag(c.after),
-                tag(c.before),
-                cut_sentence(graph, c)
-            );
+            let _ = writeln!(out, "  {}", cut_line(graph, &a.plan.tagging, c));
         }
     }
     let violations = a.verdict.violations().count();
