@@ -69,25 +69,51 @@ impl Measure {
     }
 }
 
+/// Per partition, the bytes of the constant data baked into it: each parameter, lifted constant or
+/// unmutated buffer tagged into it, or tagged elsewhere and read by one of its ops (executorch
+/// copies it), once each, as far as sizes are known. An untagged constant is a runtime input.
+pub fn weight_bytes(graph: &Graph, tagging: &Tagging) -> Vec<u64> {
+    let tagged_constant = |q: NodeId| graph.role(q).is_constant_data() && tagging.tag(q).is_some();
+    // (constant, partition holding it), each pair once.
+    let mut held: Vec<(NodeId, u32)> = Vec::new();
+    for n in graph.ids() {
+        let Some(p) = tagging.partition(n) else {
+            continue;
+        };
+        if tagged_constant(n) {
+            held.push((n, p));
+        }
+        if graph.op(n) == OpKind::CallFunction {
+            let read = graph
+                .node(n)
+                .inputs
+                .iter()
+                .copied()
+                .filter(|&q| tagged_constant(q));
+            held.extend(read.map(|q| (q, p)));
+        }
+    }
+    held.sort_unstable();
+    held.dedup();
+    let mut bytes = vec![0u64; tagging.partition_count()];
+    for (q, p) in held {
+        let size = graph.node(q).meta.bytes().unwrap_or(0);
+        bytes[p as usize] = bytes[p as usize].saturating_add(size);
+    }
+    bytes
+}
+
 pub fn measure(graph: &Graph, tagging: &Tagging) -> Measure {
     let count = tagging.partition_count();
     let mut inputs: Vec<Vec<NodeId>> = vec![Vec::new(); count];
     let mut outputs: Vec<Vec<NodeId>> = vec![Vec::new(); count];
     let mut nodes = vec![0usize; count];
-    let mut weight_bytes = vec![0u64; count];
-    let constant_bytes = |q: NodeId| match graph.role(q).is_constant_data() {
-        true => graph.node(q).meta.bytes().unwrap_or(0),
-        false => 0,
-    };
     let mut copies: Vec<ConstantCopy> = Vec::new();
     let mut copy_of: std::collections::HashMap<NodeId, usize> = std::collections::HashMap::new();
     for id in graph.ids() {
         let here = tagging.partition(id);
         if let (Some(p), OpKind::CallFunction) = (here, graph.op(id)) {
             nodes[p as usize] += 1;
-        }
-        if let (Some(p), OpKind::Placeholder) = (here, graph.op(id)) {
-            weight_bytes[p as usize] = weight_bytes[p as usize].saturating_add(constant_bytes(id));
         }
         for &q in &graph.node(id).inputs {
             let there = tagging.partition(q);
@@ -109,10 +135,6 @@ pub fn measure(graph: &Graph, tagging: &Tagging) -> Measure {
                 let reader = tagging.tag(id).map(str::to_string);
                 if !copies[entry].readers.contains(&reader) {
                     copies[entry].readers.push(reader);
-                    if let Some(p) = here {
-                        weight_bytes[p as usize] =
-                            weight_bytes[p as usize].saturating_add(constant_bytes(q));
-                    }
                 }
                 continue;
             }
@@ -135,6 +157,7 @@ pub fn measure(graph: &Graph, tagging: &Tagging) -> Measure {
             state_bytes[p as usize] = state_bytes[p as usize].saturating_add(bytes);
         }
     }
+    let weight_bytes = weight_bytes(graph, tagging);
     let partitions = (0..count)
         .map(|p| {
             let mut ins = std::mem::take(&mut inputs[p]);

@@ -340,12 +340,14 @@ impl View {
             .map(|k| k.and_then(|k| number[k as usize]))
             .collect();
         let states = states_by_box(graph, tagging, states, &box_of, side);
-        let mut counted: Vec<u32> = vec![u32::MAX; graph.len()];
-        for (i, (b, names)) in ordered.iter_mut().zip(states).enumerate() {
+        let weights = crate::measure::weight_bytes(graph, tagging);
+        for (b, names) in ordered.iter_mut().zip(states) {
             b.states = names;
             b.signature = signature(graph, b);
-            if matches!(b.kind, BoxKind::Delegate(_)) {
-                b.weight_bytes = weight_bytes(graph, tagging, b, i as u32, &mut counted);
+            // A delegate box is its partition: every node carries its tag.
+            let partition = b.nodes.first().and_then(|&n| tagging.partition(n));
+            if let (BoxKind::Delegate(_), Some(p)) = (&b.kind, partition) {
+                b.weight_bytes = weights[p as usize];
             }
         }
         let edges = edges(graph, &box_of);
@@ -389,36 +391,6 @@ impl View {
         }
         edges
     }
-}
-
-/// The constant data a delegate box holds, each constant once: tagged into it, or read by one of
-/// its ops and tagged elsewhere (executorch copies it). `counted` marks constants by box number.
-fn weight_bytes(
-    graph: &Graph,
-    tagging: &Tagging,
-    b: &MapBox,
-    number: u32,
-    counted: &mut [u32],
-) -> u64 {
-    let mut bytes = 0u64;
-    let mut count = |q: NodeId| {
-        if graph.role(q).is_constant_data()
-            && tagging.tag(q).is_some()
-            && counted[q.index()] != number
-        {
-            counted[q.index()] = number;
-            bytes = bytes.saturating_add(graph.node(q).meta.bytes().unwrap_or(0));
-        }
-    };
-    for &n in &b.nodes {
-        count(n);
-        if graph.op(n) == OpKind::CallFunction {
-            for &q in &graph.node(n).inputs {
-                count(q);
-            }
-        }
-    }
-    bytes
 }
 
 /// The buffers each box owns as states. On the plan's side, the plan's decisions; on the stock
