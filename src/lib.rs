@@ -41,6 +41,7 @@ pub mod schema;
 pub mod stock;
 pub mod synthetic;
 pub mod tagging;
+pub mod threads;
 pub mod verify;
 pub mod whatif;
 

@@ -7,6 +7,7 @@ use crate::check::{BufferClaim, Claims, Lives, check, check_claims};
 use crate::graph::Graph;
 use crate::plan::{Plan, PlanRequest, Strategy};
 use crate::rules::Finding;
+use crate::threads;
 
 /// The checker's findings on a plan and on the stock proposal it replaces.
 #[derive(Clone, Debug, Default)]
@@ -54,14 +55,16 @@ pub fn verify(graph: &Graph, plan: &Plan, request: &PlanRequest) -> Verdict {
     for n in &request.on_cpu {
         delegable[n.index()] = false;
     }
-    Verdict {
-        plan: check_claims(
-            graph,
-            &plan.tagging,
-            &plan.options,
-            &delegable,
-            &claims(plan),
-        ),
-        stock: check(graph, &plan.stock, &request.options, &request.supported),
-    }
+    let (stock, plan) = threads::both(
+        graph.len() >= CHECKS_BESIDE_FROM,
+        || check(graph, &plan.stock, &request.options, &request.supported),
+        || {
+            let claims = claims(plan);
+            check_claims(graph, &plan.tagging, &plan.options, &delegable, &claims)
+        },
+    );
+    Verdict { plan, stock }
 }
+
+/// Graphs from this many nodes check the stock proposal on a second thread beside the plan.
+const CHECKS_BESIDE_FROM: usize = 50_000;

@@ -15,6 +15,7 @@ use super::bridge::{FieldSeed, RawDocument};
 use super::node_list::NodeList;
 use super::read_nodes::NodeSeed;
 use super::scan::scan_node;
+use crate::threads::{join, two_cores};
 use serde::de::{DeserializeSeed, IgnoredAny};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -74,18 +75,6 @@ fn read_split_at(text: &str, split: Option<usize>) -> Option<(RawDocument, Optio
         }
         doc
     })
-}
-
-/// Whether a second thread can run beside this one.
-pub(super) fn two_cores() -> bool {
-    std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
-}
-
-/// A scoped thread's result; its panic, if it panicked.
-pub(super) fn join<T>(handle: ScopedJoinHandle<'_, T>) -> T {
-    handle
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// The second thread's nodes and the offset of the bracket that closes their list.
