@@ -262,12 +262,10 @@ impl<'t> Scanner<'t> {
         self.eat(b'"')?;
         let start = self.at;
         let bytes = self.text.as_bytes();
-        loop {
-            match *bytes.get(self.at)? {
-                b'"' => break,
-                b'\\' | 0..0x20 => return None,
-                _ => self.at += 1,
-            }
+        self.at = special_byte(bytes, start);
+        match *bytes.get(self.at)? {
+            b'"' => {}
+            _ => return None,
         }
         // Both ends are quotes, so on character boundaries.
         let s = self.text.get(start..self.at)?;
@@ -369,6 +367,34 @@ impl<'t> Scanner<'t> {
         self.at += usize::from(next);
         next
     }
+}
+
+/// The offset of the first byte at or after `from` that ends a string's plain run: a quote, a
+/// backslash or a control character (`bytes.len()` if none). Eight bytes are tested at a time:
+/// names and targets are tens of bytes long, and strings are most of a document's bytes.
+fn special_byte(bytes: &[u8], from: usize) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    // Bytes equal to zero, or below 0x20, marked by their high bit: exact up to the lowest marked
+    // byte (a borrow only runs upward from a byte that is marked itself).
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let below_space = |v: u64| v.wrapping_sub(ONES * 0x20) & !v & HIGHS;
+    let mut at = from;
+    while let Some(word) = bytes.get(at..at + 8) {
+        let v = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        let marked = zero(v ^ (ONES * u64::from(b'"')))
+            | zero(v ^ (ONES * u64::from(b'\\')))
+            | below_space(v);
+        if marked != 0 {
+            return at + (marked.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    let rest = bytes.get(at..).unwrap_or_default();
+    at + rest
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .unwrap_or(rest.len())
 }
 
 /// Marks `field` as read; `None` when it was read before (a key given twice goes to serde).

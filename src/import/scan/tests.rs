@@ -257,3 +257,28 @@ proptest! {
         prop_assert!(agrees(&text), "declined: {}", text);
     }
 }
+
+proptest! {
+    /// Eight bytes at a time, the same place as one byte at a time: wherever the special byte
+    /// falls in a word, whatever precedes it (UTF-8 included), and when there is none.
+    #[test]
+    fn special_bytes_are_found_as_a_byte_loop_finds_them(
+        text in proptest::collection::vec(
+            prop_oneof![
+                4 => 0x20u8..0x7f,
+                1 => 0x80u8..=0xff,
+                1 => Just(b'"'),
+                1 => Just(b'\\'),
+                1 => 0u8..0x20,
+            ],
+            0..40,
+        ),
+        from in 0usize..40,
+    ) {
+        let from = from.min(text.len());
+        let expected = (from..text.len())
+            .find(|&i| matches!(text[i], b'"' | b'\\' | 0..0x20))
+            .unwrap_or(text.len());
+        prop_assert_eq!(special_byte(&text, from), expected);
+    }
+}
