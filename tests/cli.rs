@@ -85,6 +85,8 @@ fn plan_json_tags_every_node_and_honours_flags() {
 #[test]
 fn plan_writes_to_a_file() {
     let target = scratch("plan.json");
+    // Written over a longer file (not truncated first): nothing of the old one is left.
+    std::fs::write(&target, " ".repeat(1 << 20) + "left over").unwrap();
     let out = run(&[
         "plan",
         arg(&data("seed_whole_ios18.json")),
@@ -98,6 +100,14 @@ fn plan_writes_to_a_file() {
     let plan: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
     assert_eq!(plan["stats"]["partitions"], 1);
+    // A device has no length to cut.
+    let out = run(&[
+        "plan",
+        arg(&data("seed_whole_ios18.json")),
+        "-o",
+        "/dev/null",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
 
 #[test]
