@@ -159,18 +159,25 @@ impl Rows {
         self.words
     }
 
-    /// Room for twice as many slots, every set kept.
+    /// Room for twice as many slots, every set kept. The log is kept too, its records widened
+    /// like the rows: merges name slots below the old width, so a row catches up on them as
+    /// before when next read (bringing every row up to date here would relabel rows never read
+    /// again: half the relabelling of a 10^6-node pass).
     pub(super) fn widen(&mut self) {
-        self.catch_up_all();
         let (old, new) = (self.words, self.words * 2);
+        let widened = |sets: &[u64], per_item: usize| {
+            let mut wide = vec![0; sets.len() / old * new];
+            for (item, chunk) in sets.chunks(per_item * old).enumerate() {
+                for set in 0..per_item {
+                    let at = (item * per_item + set) * new;
+                    wide[at..at + old].copy_from_slice(&chunk[set * old..(set + 1) * old]);
+                }
+            }
+            wide
+        };
         let cells = self.cells.get_mut();
-        let mut data = vec![0; self.holder.len() * 2 * new];
-        for (row, chunk) in cells.data.chunks(2 * old).enumerate() {
-            let at = row * 2 * new;
-            data[at..at + old].copy_from_slice(&chunk[..old]);
-            data[at + new..at + new + old].copy_from_slice(&chunk[old..]);
-        }
-        cells.data = data;
+        cells.data = widened(&cells.data, 2);
+        self.records = widened(&self.records, 1);
         self.words = new;
     }
 

@@ -12,7 +12,6 @@ impl Pass {
                 self.close_holes();
             }
             if self.slot_owner.len() == self.rows.words() * 64 {
-                self.catch_up_everything();
                 self.rows.widen();
                 let words = self.rows.words();
                 for id in self.live_ids() {

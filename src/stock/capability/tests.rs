@@ -246,3 +246,38 @@ proptest::proptest! {
         proptest::prop_assert_eq!(got, expected, "edges {:?} unsupported {:?} getitems {:?}", edges, unsupported, getitems);
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+    /// Long graphs with many refused nodes: more than 64 and 128 partitions live at once, so the
+    /// slot sets widen (keeping the merge log) mid-pass, and the pass still decides as fx does.
+    #[test]
+    fn the_pass_decides_as_torch_fx_does_through_widening(
+        n in 340u32..440,
+        reach_bits in proptest::collection::vec(proptest::prelude::any::<u8>(), 440),
+        unsupported_bits in proptest::collection::vec(proptest::prelude::any::<u8>(), 440),
+    ) {
+        // Each node feeds the next and, at random, one or two a few places on: long chains with
+        // short skips, as layers are.
+        let mut edges = Vec::new();
+        for i in 0..n - 1 {
+            let bits = reach_bits[i as usize];
+            edges.push((i, i + 1));
+            for (bit, skip) in [(0x01, 2), (0x02, 3), (0x04, 5)] {
+                if bits & bit != 0 && i + skip < n {
+                    edges.push((i, i + skip));
+                }
+            }
+        }
+        // About three nodes in eight refused.
+        let unsupported: Vec<u32> = (0..n).filter(|&i| unsupported_bits[i as usize] < 96).collect();
+        let mut users = vec![Vec::new(); n as usize];
+        for &(i, j) in &edges {
+            users[i as usize].push(j);
+        }
+        let supported: Vec<bool> = (0..n).map(|i| !unsupported.contains(&i)).collect();
+        let expected = fx_reference(&users, &supported, &vec![false; n as usize]);
+        let got = propose(n, &edges, &unsupported, &[]);
+        proptest::prop_assert_eq!(got, expected);
+    }
+}
