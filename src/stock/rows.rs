@@ -63,14 +63,28 @@ impl Merge {
     /// partition and claims its record (whoever reached `a` already claims the old one, so needs
     /// only what was gained); a claim of `a` moves with its slot; a claim of `g` alone names a
     /// partition that is no more.
+    ///
+    /// Inlined where rows catch up: at 10^6 nodes 98% of the 45 million calls name neither
+    /// partition, and the test is four loads.
+    #[inline]
     pub(super) fn relabel(&self, record: &[u64], reach: &mut [u64], claims: &mut [u64]) {
-        let (a, g, keep) = (self.a, self.g, self.keep);
-        let (reached_a, reached_g) = (has(reach, a), has(reach, g));
-        let claimed_a = has(claims, a);
-        if !(reached_a || reached_g || claimed_a || has(claims, g)) {
+        let names = |slot: usize| {
+            let word = |set: &[u64]| set.get(slot / 64).copied().unwrap_or(0);
+            (word(reach) | word(claims)) & (1 << (slot % 64)) != 0
+        };
+        if !(names(self.a) || names(self.g)) {
             // Names neither: nothing to do, and nothing written (most rows, most merges).
             return;
         }
+        self.relabel_named(record, reach, claims);
+    }
+
+    /// [`Merge::relabel`] for sets naming `a` or `g`.
+    #[inline(never)]
+    fn relabel_named(&self, record: &[u64], reach: &mut [u64], claims: &mut [u64]) {
+        let (a, g, keep) = (self.a, self.g, self.keep);
+        let (reached_a, reached_g) = (has(reach, a), has(reach, g));
+        let claimed_a = has(claims, a);
         take(reach, a);
         take(reach, g);
         take(claims, a);
