@@ -19,11 +19,10 @@
 //! later node or a partition's users may still ask about. After the pass, `getitem`s join their
 //! producer's partition, as fx does.
 
-use super::rows::{Rows, has, or_into, put};
+use super::rows::{Rows, has, or_into, put, slots};
 use crate::digraph::DirectedGraph;
 use crate::graph::NodeId;
 use hashbrown::HashSet;
-use std::collections::BTreeMap;
 use users::{MANY_USERS, UsersByPartition};
 
 /// One partition of the pass: fx's `Partition` with the bookkeeping fx keeps beside it.
@@ -108,8 +107,6 @@ struct Pass {
     assignment: Vec<Option<u32>>,
     /// By number; `None` once merged away (or for numbers not yet given).
     partitions: Vec<Option<Partition>>,
-    /// Live partitions by `order`: the order fx tries merges in.
-    by_order: BTreeMap<u32, u32>,
     rows: Rows,
     /// Per node: predecessors still to visit that will ask for its sets, plus partitions listing
     /// it among their users. At zero its row retires.
@@ -129,7 +126,6 @@ impl Pass {
         Pass {
             assignment: vec![None; n],
             partitions: Vec::new(),
-            by_order: BTreeMap::new(),
             rows: Rows::new(n),
             asked: vec![0; n],
             slot_owner: Vec::new(),
@@ -147,8 +143,11 @@ impl Pass {
         self.partitions.get_mut(id as usize)?.as_mut()
     }
 
+    /// The live partitions in fx's order (their slots' order).
     fn live_ids(&self) -> Vec<u32> {
-        self.by_order.values().copied().collect()
+        slots(&self.live)
+            .filter_map(|slot| self.slot_owner.get(slot).copied().flatten())
+            .collect()
     }
 
     /// The slots of the partitions holding any of `nodes`.
@@ -202,7 +201,6 @@ impl Pass {
                 seen: self.rows.log_len(),
             }));
             self.assignment[v.index()] = Some(id);
-            self.by_order.insert(id, id);
             for u in users {
                 self.asked[u.index()] += 1;
             }
@@ -229,7 +227,12 @@ impl Pass {
         if created.is_none() {
             self.fresh = None;
         }
-        let Some(first) = created.or_else(|| self.by_order.values().next().copied()) else {
+        let oldest = || {
+            slots(&self.live)
+                .next()
+                .and_then(|slot| self.slot_owner[slot])
+        };
+        let Some(first) = created.or_else(oldest) else {
             return false;
         };
         let mut absorbing = first;

@@ -18,7 +18,6 @@ impl Pass {
         for &m in &gone.members {
             self.assignment[m.index()] = Some(into);
         }
-        self.by_order.remove(&gone.order);
         let Some((a, into_order, old)) = self
             .part(into)
             .map(|p| (p.slot, p.order, p.downstream.clone()))
@@ -101,11 +100,6 @@ impl Pass {
         p.members.extend(gone.members);
         if !fresh {
             p.refused.fill(0);
-        }
-        if p.order != into_order {
-            let order = p.order;
-            self.by_order.remove(&into_order);
-            self.by_order.insert(order, into);
         }
         for u in unasked {
             self.unask(u);
