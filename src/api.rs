@@ -11,14 +11,14 @@ use crate::import::{ImportError, parse_graph};
 use crate::manifest::{Manifest, ManifestDiff, manifest, manifest_diff};
 use crate::measure::{Measure, measure};
 use crate::options::{DeploymentTarget, Options, PartialOptions};
-use crate::plan::{Plan, PlanError, PlanRequest, parse_strategy_spec, plan};
+use crate::plan::{Plan, PlanError, PlanRequest, parse_strategy_spec};
 use crate::report;
 use crate::rules::{Finding, RuleId};
 use crate::schema::MANIFEST_SCHEMA;
 use crate::stock::{self, ExecutorchVersion};
 use crate::synthetic::{GenerateError, generate};
 use crate::tagging::Tagging;
-use crate::verify::{Verdict, verify};
+use crate::verify::{Verdict, plan_and_verify};
 use crate::whatif::{Scenario, Session, WhatIf, WhatIfError};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -380,8 +380,7 @@ pub fn plan_document(text: &str, overrides: &Overrides) -> Result<Planned, ApiEr
     let graph = parse_graph(text)?;
     let request = overrides.request(&graph)?;
     let analysis = analyse(&graph);
-    let plan = plan(&graph, &analysis, &request)?;
-    let verdict = verify(&graph, &plan, &request);
+    let (plan, verdict) = plan_and_verify(&graph, &analysis, &request)?;
     Ok(Planned {
         graph,
         analysis,

@@ -3,9 +3,10 @@
 //! itself is turned into the checker's claims, and the checker sees the plan's tags and the stock
 //! proposal's, knowing nothing of how either was made.
 
+use crate::analyse::Analysis;
 use crate::check::{BufferClaim, Claims, Lives, check, check_claims};
 use crate::graph::Graph;
-use crate::plan::{Plan, PlanRequest, Strategy};
+use crate::plan::{self, Plan, PlanError, PlanRequest, StockComparison, Strategy};
 use crate::rules::Finding;
 use crate::threads;
 
@@ -25,8 +26,8 @@ impl Verdict {
     }
 }
 
-/// What `plan` says of itself, in the checker's terms.
-pub fn claims(plan: &Plan) -> Claims<'_> {
+/// What `plan` (or a draft) says of itself, in the checker's terms.
+pub fn claims<S>(plan: &Plan<S>) -> Claims<'_> {
     Claims {
         buffers: plan
             .buffers
@@ -48,23 +49,63 @@ pub fn claims(plan: &Plan) -> Claims<'_> {
     }
 }
 
-/// Runs the checker on `plan`, made for `request`, and on the document's stock proposal.
+/// Runs the checker on `plan`, made for `request`, and on the stock proposal it is compared with.
 pub fn verify(graph: &Graph, plan: &Plan, request: &PlanRequest) -> Verdict {
+    let (stock, plan) = threads::both(
+        graph.len() >= BESIDE_FROM_NODES,
+        || verify_stock(graph, &plan.stock, request),
+        || verify_plan(graph, plan, request),
+    );
+    Verdict { plan, stock }
+}
+
+/// Plans `graph` for `request` and runs the checker on the plan and on the stock proposal. A large
+/// document's stock side (the proposal, reproduced for an untagged one, and its check) runs on a
+/// second thread beside the planner's side (the draft and its check): the same plan and verdict
+/// as [`crate::plan`] then [`verify`], sooner.
+pub fn plan_and_verify(
+    graph: &Graph,
+    analysis: &Analysis,
+    request: &PlanRequest,
+) -> Result<(Plan, Verdict), PlanError> {
+    let ((stock, stock_findings), drafted) = threads::both(
+        graph.len() >= BESIDE_FROM_NODES,
+        || {
+            let stock = plan::stock_comparison(graph, analysis, request);
+            let findings = verify_stock(graph, &stock, request);
+            (stock, findings)
+        },
+        || {
+            plan::draft(graph, analysis, request).map(|draft| {
+                let findings = verify_plan(graph, &draft, request);
+                (draft, findings)
+            })
+        },
+    );
+    let (draft, plan_findings) = drafted?;
+    let verdict = Verdict {
+        plan: plan_findings,
+        stock: stock_findings,
+    };
+    Ok((draft.compared_with(stock), verdict))
+}
+
+/// The checker's findings on a plan or a draft made for `request`: costs, and violations (each a
+/// planner bug).
+pub fn verify_plan<S>(graph: &Graph, plan: &Plan<S>, request: &PlanRequest) -> Vec<Finding> {
     // A node kept on CPU may be tagged by nobody: to the checker it is unsupported.
     let mut delegable = request.supported.clone();
     for n in &request.on_cpu {
         delegable[n.index()] = false;
     }
-    let (stock, plan) = threads::both(
-        graph.len() >= CHECKS_BESIDE_FROM,
-        || check(graph, &plan.stock, &request.options, &request.supported),
-        || {
-            let claims = claims(plan);
-            check_claims(graph, &plan.tagging, &plan.options, &delegable, &claims)
-        },
-    );
-    Verdict { plan, stock }
+    let claims = claims(plan);
+    check_claims(graph, &plan.tagging, &plan.options, &delegable, &claims)
 }
 
-/// Graphs from this many nodes check the stock proposal on a second thread beside the plan.
-const CHECKS_BESIDE_FROM: usize = 50_000;
+/// The checker's findings on the stock proposal: what the planner fixed.
+pub fn verify_stock(graph: &Graph, stock: &StockComparison, request: &PlanRequest) -> Vec<Finding> {
+    check(graph, &stock.tagging, &request.options, &request.supported)
+}
+
+/// Graphs from this many nodes check the two taggings on two threads.
+const BESIDE_FROM_NODES: usize = 50_000;

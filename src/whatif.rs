@@ -5,7 +5,7 @@
 use crate::analyse::{Analysis, analyse};
 use crate::graph::{Graph, NodeId, OpKind, Symbol};
 use crate::plan::{Plan, PlanError, PlanRequest, plan};
-use crate::verify::{Verdict, verify};
+use crate::verify::{Verdict, plan_and_verify, verify};
 use std::collections::{BTreeSet, HashMap};
 
 mod changes;
@@ -88,8 +88,7 @@ impl Session {
     /// Analyses `graph` once and plans the request `base_request` makes of it.
     pub fn new(graph: Graph, base_request: PlanRequest) -> Result<Self, PlanError> {
         let analysis = analyse(&graph);
-        let base = plan(&graph, &analysis, &base_request)?;
-        let base_verdict = verify(&graph, &base, &base_request);
+        let (base, base_verdict) = plan_and_verify(&graph, &analysis, &base_request)?;
         let mut callers: HashMap<Symbol, Vec<NodeId>> = HashMap::new();
         for id in graph.ids().filter(|&n| graph.op(n) == OpKind::CallFunction) {
             callers

@@ -306,7 +306,7 @@ fn qwen3_5_on_executorch_1_5_stock_stale_copies_and_the_plan() {
             "{b:?}"
         );
     }
-    assert!(p.measure.partitions.len() <= p.stock.partition_count());
+    assert!(p.measure.partitions.len() <= p.stock.tagging.partition_count());
     // With take-over off nothing is a state and the stock proposal is already clean.
     let off = load("executorch-1.5.1/qwen3_5_0_8b_takeover_off_ios18.json");
     assert!(violated(&stock_check(&off, &off.options)).is_empty());
@@ -375,4 +375,44 @@ fn qwen3_5_on_executorch_1_4_with_take_over_off_hides_36_states_and_the_plan_non
     assert!(violated(&stock_check(&on, &on.options)).is_empty());
     let p = plan_of(&on, true);
     assert_eq!((p.measure.states(), p.measure.partitions.len()), (48, 1));
+}
+
+/// The plan and verdict made on two threads (the stock side beside the planner's, from 50,000
+/// nodes) are the ones made one after the other: the plan documents are byte for byte the same,
+/// for a data/ graph (one thread), and for a generated 10^5-node graph untagged (the stock
+/// proposal reproduced) and tagged with that proposal (carried).
+#[test]
+fn planning_beside_the_stock_side_changes_nothing() {
+    use partition_planner::api::generate_document;
+    use partition_planner::report::plan_json;
+    use partition_planner::verify::plan_and_verify;
+    let same = |what: &str, g: &Graph| {
+        let analysis = analyse(g);
+        let request = PlanRequest::new(g);
+        let (beside, beside_verdict) = plan_and_verify(g, &analysis, &request).expect("plans");
+        let after = plan(g, &analysis, &request).expect("plans");
+        let after_verdict = verify(g, &after, &request);
+        let text = |p, v| serde_json::to_string(&plan_json(g, &analysis, p, v)).expect("writes");
+        assert!(
+            text(&beside, &beside_verdict) == text(&after, &after_verdict),
+            "{what}: the plan documents differ"
+        );
+        after
+    };
+    same(
+        "Qwen3.5",
+        &load("executorch-1.5.1/qwen3_5_0_8b_takeover_off_ios18.json"),
+    );
+    let text = generate_document(100_000, 12).expect("generates");
+    let untagged = parse_graph(&text).expect("imports");
+    let planned = same("generated 10^5, untagged", &untagged);
+    // The same graph carrying the reproduced proposal as its stock tags.
+    let mut doc: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let nodes = doc["nodes"].as_array_mut().expect("nodes");
+    for (node, id) in nodes.iter_mut().zip(untagged.ids()) {
+        node["delegation_tag"] = planned.stock.tagging.tag(id).into();
+    }
+    let tagged = parse_graph(&doc.to_string()).expect("imports");
+    assert!(tagged.stock_partitions > 0);
+    same("generated 10^5, tagged", &tagged);
 }

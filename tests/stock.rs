@@ -98,13 +98,13 @@ fn an_untagged_document_plans_as_its_stock_tagged_twin() {
             );
             assert_eq!(tagged.buffers, untagged.buffers, "{what}");
             assert_eq!(
-                tagged.stock.partition_count(),
-                untagged.stock.partition_count(),
+                tagged.stock.tagging.partition_count(),
+                untagged.stock.tagging.partition_count(),
                 "{what}"
             );
-            assert_eq!(tagged.stock_source, Source::Document, "{what}");
+            assert_eq!(tagged.stock.source, Source::Document, "{what}");
             assert!(
-                matches!(untagged.stock_source, Source::Reproduced(_)),
+                matches!(untagged.stock.source, Source::Reproduced(_)),
                 "{what}"
             );
             if take_over == g.options.take_over_mutable_buffer {

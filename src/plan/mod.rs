@@ -61,8 +61,10 @@ pub enum PlanError {
     SupportLength { got: usize, expected: usize },
 }
 
+/// A plan: the tags and every decision behind them, compared with the stock proposal (`S`). A
+/// [`Draft`] is the same before the comparison: all the checker needs to verify it.
 #[derive(Clone, Debug)]
-pub struct Plan {
+pub struct Plan<S = StockComparison> {
     pub options: Options,
     pub tagging: Tagging,
     pub buffers: Vec<BufferDecision>,
@@ -70,21 +72,83 @@ pub struct Plan {
     /// The cost model's constants and its estimate of this plan.
     pub cost: CostModel,
     pub estimate: CostEstimate,
-    /// The same model's estimate of the stock proposal.
-    pub stock_estimate: CostEstimate,
     /// Candidate plans the `auto` search estimated.
     pub candidates_estimated: usize,
-    /// The stock proposal the plan is compared with: the tags the input carried, or, for an
-    /// untagged input, executorch's reproduced (`crate::stock`) for the same options and support.
-    pub stock: Tagging,
-    pub stock_source: stock::Source,
     /// Why the planner chose what it chose beyond each buffer's line, citing rules.
     pub decisions: Vec<Decision>,
     /// Where partitions were cut for the budgets or as the user asked, in order.
     pub cuts: Vec<Cut>,
+    /// What the plan is compared with.
+    pub stock: S,
 }
 
+/// A plan before it is compared with the stock proposal.
+pub type Draft = Plan<()>;
+
+/// The stock proposal a plan is compared with: the tags the input carried, or, for an untagged
+/// input, executorch's reproduced (`crate::stock`) for the same options and support.
+#[derive(Clone, Debug)]
+pub struct StockComparison {
+    pub tagging: Tagging,
+    pub source: stock::Source,
+    /// The plan's cost model's estimate of it.
+    pub estimate: CostEstimate,
+}
+
+impl Draft {
+    pub fn compared_with(self, stock: StockComparison) -> Plan {
+        let Plan {
+            options,
+            tagging,
+            buffers,
+            measure,
+            cost,
+            estimate,
+            candidates_estimated,
+            decisions,
+            cuts,
+            stock: (),
+        } = self;
+        Plan {
+            options,
+            tagging,
+            buffers,
+            measure,
+            cost,
+            estimate,
+            candidates_estimated,
+            decisions,
+            cuts,
+            stock,
+        }
+    }
+}
+
+/// Plans `graph` for `request` and compares the plan with the stock proposal. A large untagged
+/// document's stock proposal, reproduced, takes longer than the search: it runs beside it.
 pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result<Plan, PlanError> {
+    let (stock, draft) = threads::both(
+        reproduces_at_length(graph),
+        || stock_comparison(graph, analysis, request),
+        || draft(graph, analysis, request),
+    );
+    Ok(draft?.compared_with(stock))
+}
+
+/// Whether the stock proposal is reproduced for `graph` (it carries none) and at a length where a
+/// second thread pays for its start: at Qwen3.5's 2,898 nodes the reproduction takes 1.6 ms and
+/// the search 0.3 ms, less than a thread's start and join cost here (docs/performance.md).
+pub fn reproduces_at_length(graph: &Graph) -> bool {
+    const FROM_NODES: usize = 50_000;
+    graph.stock_partitions == 0 && graph.len() >= FROM_NODES
+}
+
+/// The plan for `request`, not yet compared with stock.
+pub fn draft(
+    graph: &Graph,
+    analysis: &Analysis,
+    request: &PlanRequest,
+) -> Result<Draft, PlanError> {
     if request.supported.len() != graph.len() {
         return Err(PlanError::SupportLength {
             got: request.supported.len(),
@@ -93,14 +157,7 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
     }
     let requested = strategy::resolve_requests(graph, analysis, request)?;
     let cuts = chunks::asked_cuts(graph, analysis, &request.options);
-    // The stock proposal is only compared with: reproduced (for an untagged document of many
-    // nodes), it takes longer than the search itself, and runs beside it.
-    let reproduced_at_length = graph.stock_partitions == 0 && graph.len() >= STOCK_BESIDE_FROM;
-    let ((stock, stock_source, stock_estimate), searched) = threads::both(
-        reproduced_at_length,
-        || stock_comparison(graph, analysis, request),
-        || search::search(graph, analysis, request, &requested, &cuts),
-    );
+    let searched = search::search(graph, analysis, request, &requested, &cuts);
     let mut decided = searched.decided;
     let plan_cuts = std::mem::take(&mut decided.cuts);
     let tagging = tag_nodes(
@@ -168,41 +225,38 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
         measure: measure(graph, &tagging),
         cost: request.cost,
         estimate: searched.estimate,
-        stock_estimate,
         candidates_estimated: searched.evaluated,
         tagging,
         buffers,
-        stock,
-        stock_source,
         decisions,
         cuts: plan_cuts,
+        stock: (),
     })
 }
 
-/// Untagged documents from this many nodes reproduce the stock proposal on a second thread: at
-/// Qwen3.5's 2,898 nodes the reproduction takes 1.6 ms and the search 0.3 ms, more than a thread's
-/// start (docs/performance.md).
-const STOCK_BESIDE_FROM: usize = 50_000;
-
-/// The stock proposal (see [`Plan::stock`]), where it comes from, and the cost model's estimate
-/// of it.
-fn stock_comparison(
+/// The stock proposal for `graph` and `request`, where it comes from, and the request's cost
+/// model's estimate of it.
+pub fn stock_comparison(
     graph: &Graph,
     analysis: &Analysis,
     request: &PlanRequest,
-) -> (Tagging, stock::Source, CostEstimate) {
-    let (stock, source) =
+) -> StockComparison {
+    let (tagging, source) =
         stock::proposal(graph, &analysis.index, &request.options, &request.supported);
-    let stock_estimate = estimate(
+    let estimate = estimate(
         graph,
         analysis,
         &request.options,
         &request.cost,
-        stock.partitions(),
-        stock.partition_count(),
+        tagging.partitions(),
+        tagging.partition_count(),
         &mut Scratch::default(),
     );
-    (stock, source, stock_estimate)
+    StockComparison {
+        tagging,
+        source,
+        estimate,
+    }
 }
 
 /// Names partitions `tag0`, `tag1`, … by level, then tags placeholders the way executorch does:

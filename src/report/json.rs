@@ -162,20 +162,20 @@ impl Serialize for PlanDocument<'_> {
             "nodes": graph.len(),
             "nodes_delegated": m.delegated_nodes,
             "partitions": m.partitions.len(),
-            "stock_partitions": plan.stock.partition_count(),
-            "stock_proposal": plan.stock_source.as_str(),
+            "stock_partitions": plan.stock.tagging.partition_count(),
+            "stock_proposal": plan.stock.source.as_str(),
             "states": m.states(),
             "boundary_bytes": m.boundary_bytes(),
             "constant_copies": m.constant_copies.iter().filter(|c| graph.role(c.placeholder).is_constant_data()).map(|c| c.copies()).sum::<usize>(),
             "constant_copy_bytes": m.constant_copy_bytes(),
             "violations": verdict.violations().count(),
             "estimate_us": plan.estimate.total_us,
-            "stock_estimate_us": plan.stock_estimate.total_us,
+            "stock_estimate_us": plan.stock.estimate.total_us,
         });
         let cost = json!({
             "model": plan.cost,
             "estimate": plan.estimate,
-            "stock_estimate": plan.stock_estimate,
+            "stock_estimate": plan.stock.estimate,
             "candidates_estimated": plan.candidates_estimated,
         });
         let cuts = SeqOf(|| {

@@ -94,11 +94,11 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verd
         out,
         "\npartitions ({}; the stock proposal{} had {}):",
         plan.measure.partitions.len(),
-        match plan.stock_source {
+        match plan.stock.source {
             stock::Source::Document => "",
             stock::Source::Reproduced(_) => ", reproduced,",
         },
-        plan.stock.partition_count()
+        plan.stock.tagging.partition_count()
     );
     for p in &plan.measure.partitions {
         partition_line(&mut out, graph, p);
@@ -144,7 +144,7 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verd
     let _ = writeln!(
         out,
         "estimated per step: {}; the stock proposal: {} (a model with call_overhead_us={}, bytes_per_us={}, cpu_op_us={}, not a device measurement)",
-        plan.estimate, plan.stock_estimate, c.call_overhead_us, c.bytes_per_us, c.cpu_op_us
+        plan.estimate, plan.stock.estimate, c.call_overhead_us, c.bytes_per_us, c.cpu_op_us
     );
     out
 }

@@ -187,12 +187,12 @@ impl<'g> Map<'g> {
             graph,
             MapParts {
                 plan: plan.tagging.clone(),
-                stock: plan.stock.clone(),
-                stock_source: plan.stock_source.as_str(),
+                stock: plan.stock.tagging.clone(),
+                stock_source: plan.stock.source.as_str(),
                 buffers,
                 findings,
                 plan_estimate: plan.estimate,
-                stock_estimate: plan.stock_estimate,
+                stock_estimate: plan.stock.estimate,
             },
         )
     }

@@ -41,7 +41,7 @@ fn boxes_hold_every_op_and_every_tagged_node_once() {
         let graph = map.graph;
         for (view, tagging) in views(&map)
             .into_iter()
-            .zip([&p.plan.tagging, &p.plan.stock])
+            .zip([&p.plan.tagging, &p.plan.stock.tagging])
         {
             let mut seen = vec![false; graph.len()];
             let mut last_first_op = 0;
