@@ -52,7 +52,7 @@ pub fn claims<S>(plan: &Plan<S>) -> Claims<'_> {
 /// Runs the checker on `plan`, made for `request`, and on the stock proposal it is compared with.
 pub fn verify(graph: &Graph, plan: &Plan, request: &PlanRequest) -> Verdict {
     let (stock, plan) = threads::both(
-        graph.len() >= BESIDE_FROM_NODES,
+        graph.len() >= threads::BESIDE_FROM_NODES,
         || verify_stock(graph, &plan.stock, request),
         || verify_plan(graph, plan, request),
     );
@@ -69,7 +69,7 @@ pub fn plan_and_verify(
     request: &PlanRequest,
 ) -> Result<(Plan, Verdict), PlanError> {
     let ((stock, stock_findings), drafted) = threads::both(
-        graph.len() >= BESIDE_FROM_NODES,
+        graph.len() >= threads::BESIDE_FROM_NODES,
         || {
             let stock = plan::stock_comparison(graph, analysis, request);
             let findings = verify_stock(graph, &stock, request);
@@ -106,6 +106,3 @@ pub fn verify_plan<S>(graph: &Graph, plan: &Plan<S>, request: &PlanRequest) -> V
 pub fn verify_stock(graph: &Graph, stock: &StockComparison, request: &PlanRequest) -> Vec<Finding> {
     check(graph, &stock.tagging, &request.options, &request.supported)
 }
-
-/// Graphs from this many nodes check the two taggings on two threads.
-const BESIDE_FROM_NODES: usize = 50_000;

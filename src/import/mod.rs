@@ -10,6 +10,7 @@ mod references;
 mod scan;
 
 use crate::schema::GRAPH_SCHEMA;
+use crate::threads;
 pub use error::ImportError;
 
 use crate::digraph::{Cycle, LowestFirst, NumberedGraph, topological_order_or_cycle};
@@ -366,14 +367,14 @@ fn find_all(names: &NameIndex, nodes: &[Node], keys: &[&str]) -> Vec<Option<(Nod
             .map(|k| names.find(nodes, k).map(|id| (id, nodes[id.index()].op)))
             .collect()
     };
-    if keys.len() < ON_TWO_THREADS_FROM || !crate::threads::two_cores() {
+    if keys.len() < ON_TWO_THREADS_FROM || !threads::two_cores() {
         return find(keys);
     }
     let (first, second) = keys.split_at(keys.len() / 2);
     std::thread::scope(|scope| {
         let second = scope.spawn(|| find(second));
         let mut found = find(first);
-        found.extend(crate::threads::join(second));
+        found.extend(threads::join(second));
         found
     })
 }

@@ -135,12 +135,10 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
     Ok(draft?.compared_with(stock))
 }
 
-/// Whether the stock proposal is reproduced for `graph` (it carries none) and at a length where a
-/// second thread pays for its start: at Qwen3.5's 2,898 nodes the reproduction takes 1.6 ms and
-/// the search 0.3 ms, less than a thread's start and join cost here (docs/performance.md).
-pub fn reproduces_at_length(graph: &Graph) -> bool {
-    const FROM_NODES: usize = 50_000;
-    graph.stock_partitions == 0 && graph.len() >= FROM_NODES
+/// Whether the stock proposal is reproduced for `graph` (it carries none) at a length where a
+/// second thread pays for its start.
+fn reproduces_at_length(graph: &Graph) -> bool {
+    graph.stock_partitions == 0 && graph.len() >= threads::BESIDE_FROM_NODES
 }
 
 /// The plan for `request`, not yet compared with stock.
