@@ -3,11 +3,13 @@
 use super::Prose;
 use super::findings::{Explained, explain_all};
 use super::reasons::cut_sentence;
-use crate::analyse::Analysis;
+use crate::analyse::{Analysis, MutationKind};
+use crate::cost::CostEstimate;
+use crate::decision::{Strategy, StrategyRequest};
 use crate::graph::{Graph, NodeId};
 use crate::measure::Measure;
 use crate::plan::{CutReason, Plan};
-use crate::rules::Finding;
+use crate::rules::{Finding, RuleId};
 use crate::schema::{CHECK_SCHEMA, PLAN_SCHEMA};
 use crate::stock::ExecutorchVersion;
 use crate::tagging::Tagging;
@@ -16,8 +18,23 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::json;
 
-fn names(graph: &Graph, ids: &[NodeId]) -> Vec<String> {
-    ids.iter().map(|&n| graph.name(n).to_string()).collect()
+/// Nodes by name, written as a sequence without building it.
+struct Names<'a>(&'a Graph, &'a [NodeId]);
+
+impl Serialize for Names<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let Names(graph, ids) = *self;
+        s.collect_seq(ids.iter().map(|&n| graph.name(n)))
+    }
+}
+
+/// A value written as its `Display` says it.
+struct Shown<T>(T);
+
+impl<T: std::fmt::Display> Serialize for Shown<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
 }
 
 /// A sequence written as it is produced, without building it first.
@@ -54,22 +71,65 @@ fn node_tags<'a>(graph: &'a Graph, tagging: &'a Tagging) -> impl Serialize + 'a 
     MapOf(move || graph.ids().map(|n| (graph.name(n), tagging.tag(n))))
 }
 
+/// One partition of the plan document (written field by field, not built as a JSON value).
+#[derive(Serialize)]
+struct PartitionEntry<'a> {
+    tag: &'a str,
+    nodes: usize,
+    inputs: Names<'a>,
+    outputs: Names<'a>,
+    states: &'a [String],
+    state_bytes: u64,
+    weight_bytes: u64,
+    boundary_bytes: u64,
+    unsized_boundary_values: usize,
+}
+
 fn partitions<'a>(graph: &'a Graph, measure: &'a Measure) -> impl Serialize + 'a {
     SeqOf(move || {
-        measure.partitions.iter().map(|p| {
-            json!({
-                "tag": p.tag,
-                "nodes": p.nodes,
-                "inputs": names(graph, &p.inputs),
-                "outputs": names(graph, &p.outputs),
-                "states": p.states,
-                "state_bytes": p.state_bytes,
-                "weight_bytes": p.weight_bytes,
-                "boundary_bytes": p.boundary_bytes,
-                "unsized_boundary_values": p.unsized_boundary_values,
-            })
+        measure.partitions.iter().map(|p| PartitionEntry {
+            tag: &p.tag,
+            nodes: p.nodes,
+            inputs: Names(graph, &p.inputs),
+            outputs: Names(graph, &p.outputs),
+            states: &p.states,
+            state_bytes: p.state_bytes,
+            weight_bytes: p.weight_bytes,
+            boundary_bytes: p.boundary_bytes,
+            unsized_boundary_values: p.unsized_boundary_values,
         })
     })
+}
+
+/// One mutable buffer's decision in the plan document.
+#[derive(Serialize)]
+struct BufferEntry<'a> {
+    buffer: &'a str,
+    placeholder: &'a str,
+    writer: &'a str,
+    chain: Names<'a>,
+    kind: MutationKind,
+    requested: Shown<StrategyRequest>,
+    strategy: Strategy,
+    partition: Option<&'a str>,
+    rule: Option<RuleId>,
+    reason: String,
+    alternatives: Vec<AlternativeEntry<'a>>,
+    decided_with: usize,
+}
+
+/// One strategy a buffer's class could have taken, with the whole plan's estimate.
+#[derive(Serialize)]
+struct AlternativeEntry<'a> {
+    strategy: Strategy,
+    estimate: &'a CostEstimate,
+    refused: Option<RefusalEntry>,
+}
+
+#[derive(Serialize)]
+struct RefusalEntry {
+    rule: RuleId,
+    reason: String,
 }
 
 /// Why a cut is there, as one word of the plan document.
@@ -131,25 +191,28 @@ impl Serialize for PlanDocument<'_> {
             plan.buffers
                 .iter()
                 .zip(&analysis.buffers)
-                .map(|(b, chain)| {
-                    json!({
-                        "buffer": b.buffer,
-                        "placeholder": graph.name(b.placeholder),
-                        "writer": graph.name(b.writer),
-                        "chain": names(graph, &chain.chain),
-                        "kind": chain.kind,
-                        "requested": b.requested.to_string(),
-                        "strategy": b.strategy,
-                        "partition": b.partition,
-                        "rule": b.rule,
-                        "reason": prose.reason(b),
-                        "alternatives": b.alternatives.iter().map(|a| json!({
-                            "strategy": a.strategy,
-                            "estimate": a.estimate,
-                            "refused": a.refused.as_ref().map(|r| json!({"rule": r.rule(), "reason": prose.refusal(r)})),
-                        })).collect::<Vec<_>>(),
-                        "decided_with": b.class_size,
-                    })
+                .map(|(b, chain)| BufferEntry {
+                    buffer: &b.buffer,
+                    placeholder: graph.name(b.placeholder),
+                    writer: graph.name(b.writer),
+                    chain: Names(graph, &chain.chain),
+                    kind: chain.kind,
+                    requested: Shown(b.requested),
+                    strategy: b.strategy,
+                    partition: b.partition.as_deref(),
+                    rule: b.rule,
+                    reason: prose.reason(b),
+                    alternatives: (b.alternatives.iter())
+                        .map(|a| AlternativeEntry {
+                            strategy: a.strategy,
+                            estimate: &a.estimate,
+                            refused: a.refused.as_ref().map(|r| RefusalEntry {
+                                rule: r.rule(),
+                                reason: prose.refusal(r),
+                            }),
+                        })
+                        .collect(),
+                    decided_with: b.class_size,
                 })
         });
         let explanations = SeqOf(|| {
