@@ -42,7 +42,7 @@ fn main() {
         let supported: Vec<bool> = graph.nodes.iter().map(|n| n.supported).collect();
         let proposal = reproduce(
             &graph,
-            &analysis.index,
+            analysis.index.as_ref(),
             ExecutorchVersion::LATEST,
             &graph.options,
             &supported,

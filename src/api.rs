@@ -244,7 +244,7 @@ pub fn plan_on_graph(graph: &str, plan: &str) -> Result<PlanOnGraph, ApiError> {
         .apply_to(&crate::cost::CostModel::default());
     let analysis = analyse(&graph);
     let supported: Vec<bool> = graph.nodes.iter().map(|n| n.supported).collect();
-    let (stock, source) = stock::proposal(&graph, &analysis.index, &options, &supported);
+    let (stock, source) = stock::proposal(&graph, analysis.index.as_ref(), &options, &supported);
     // A graph of 10^6 nodes has tens of thousands of buffers: found by name, not by a scan each.
     let given_by_name: HashMap<&str, &PlanBufferIn> =
         doc.buffers.iter().map(|b| (b.buffer.as_str(), b)).collect();
@@ -379,8 +379,7 @@ pub enum Picture {
 pub fn plan_document(text: &str, overrides: &Overrides) -> Result<Planned, ApiError> {
     let graph = parse_graph(text)?;
     let request = overrides.request(&graph)?;
-    let analysis = analyse(&graph);
-    let (plan, verdict) = plan_and_verify(&graph, &analysis, &request)?;
+    let (analysis, plan, verdict) = plan_and_verify(&graph, &request)?;
     Ok(Planned {
         graph,
         analysis,

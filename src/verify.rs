@@ -3,12 +3,15 @@
 //! itself is turned into the checker's claims, and the checker sees the plan's tags and the stock
 //! proposal's, knowing nothing of how either was made.
 
-use crate::analyse::Analysis;
+use crate::analyse::{Analysis, GraphIndex, analyse_indexed};
 use crate::check::{BufferClaim, Claims, Lives, check, check_claims};
 use crate::graph::Graph;
-use crate::plan::{self, Plan, PlanError, PlanRequest, StockComparison, Strategy};
+use crate::plan::{self, Plan, PlanError, PlanRequest, Strategy};
 use crate::rules::Finding;
+use crate::stock;
+use crate::tagging::Tagging;
 use crate::threads;
+use std::sync::Arc;
 
 /// The checker's findings on a plan and on the stock proposal it replaces.
 #[derive(Clone, Debug, Default)]
@@ -53,41 +56,46 @@ pub fn claims<S>(plan: &Plan<S>) -> Claims<'_> {
 pub fn verify(graph: &Graph, plan: &Plan, request: &PlanRequest) -> Verdict {
     let (stock, plan) = threads::both(
         graph.len() >= threads::BESIDE_FROM_NODES,
-        || verify_stock(graph, &plan.stock, request),
+        || verify_stock(graph, &plan.stock.tagging, request),
         || verify_plan(graph, plan, request),
     );
     Verdict { plan, stock }
 }
 
-/// Plans `graph` for `request` and runs the checker on the plan and on the stock proposal. A large
-/// document's stock side (the proposal, reproduced for an untagged one, and its check) runs on a
-/// second thread beside the planner's side (the draft and its check): the same plan and verdict
-/// as [`crate::plan`] then [`verify`], sooner.
+/// Analyses `graph`, plans it for `request`, and runs the checker on the plan and on the stock
+/// proposal: the same analysis, plan and verdict as [`crate::analyse()`], [`crate::plan()`] then [`verify`],
+/// sooner. A large document's stock side (the proposal, reproduced for an untagged one, and its
+/// check) runs on a second thread from the moment the adjacency is built, beside the planner's
+/// side (the rest of the analysis, the draft and its check).
 pub fn plan_and_verify(
     graph: &Graph,
-    analysis: &Analysis,
     request: &PlanRequest,
-) -> Result<(Plan, Verdict), PlanError> {
-    let ((stock, stock_findings), drafted) = threads::both(
+) -> Result<(Analysis, Plan, Verdict), PlanError> {
+    let index = Arc::new(GraphIndex::new(graph));
+    let ((tagging, source, stock_findings), (analysis, drafted)) = threads::both(
         graph.len() >= threads::BESIDE_FROM_NODES,
         || {
-            let stock = plan::stock_comparison(graph, analysis, request);
-            let findings = verify_stock(graph, &stock, request);
-            (stock, findings)
+            let (tagging, source) =
+                stock::proposal(graph, index.as_ref(), &request.options, &request.supported);
+            let findings = verify_stock(graph, &tagging, request);
+            (tagging, source, findings)
         },
         || {
-            plan::draft(graph, analysis, request).map(|draft| {
+            let analysis = analyse_indexed(graph, Arc::clone(&index));
+            let drafted = plan::draft(graph, &analysis, request).map(|draft| {
                 let findings = verify_plan(graph, &draft, request);
                 (draft, findings)
-            })
+            });
+            (analysis, drafted)
         },
     );
     let (draft, plan_findings) = drafted?;
+    let stock = plan::estimated_stock(graph, &analysis, request, tagging, source);
     let verdict = Verdict {
         plan: plan_findings,
         stock: stock_findings,
     };
-    Ok((draft.compared_with(stock), verdict))
+    Ok((analysis, draft.compared_with(stock), verdict))
 }
 
 /// The checker's findings on a plan or a draft made for `request`: costs, and violations (each a
@@ -102,7 +110,7 @@ pub fn verify_plan<S>(graph: &Graph, plan: &Plan<S>, request: &PlanRequest) -> V
     check_claims(graph, &plan.tagging, &plan.options, &delegable, &claims)
 }
 
-/// The checker's findings on the stock proposal: what the planner fixed.
-pub fn verify_stock(graph: &Graph, stock: &StockComparison, request: &PlanRequest) -> Vec<Finding> {
-    check(graph, &stock.tagging, &request.options, &request.supported)
+/// The checker's findings on the stock proposal's tags: what the planner fixed.
+pub fn verify_stock(graph: &Graph, stock: &Tagging, request: &PlanRequest) -> Vec<Finding> {
+    check(graph, stock, &request.options, &request.supported)
 }

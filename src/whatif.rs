@@ -2,7 +2,7 @@
 //! without analysing again (analysis depends on structure only). Each answer is a plan and how it
 //! differs from the session's base plan. Changes are values, applied to a copy of the base request.
 
-use crate::analyse::{Analysis, analyse};
+use crate::analyse::Analysis;
 use crate::graph::{Graph, NodeId, OpKind, Symbol};
 use crate::plan::{Plan, PlanError, PlanRequest, plan};
 use crate::verify::{Verdict, plan_and_verify, verify};
@@ -87,8 +87,7 @@ pub struct Session {
 impl Session {
     /// Analyses `graph` once and plans the request `base_request` makes of it.
     pub fn new(graph: Graph, base_request: PlanRequest) -> Result<Self, PlanError> {
-        let analysis = analyse(&graph);
-        let (base, base_verdict) = plan_and_verify(&graph, &analysis, &base_request)?;
+        let (analysis, base, base_verdict) = plan_and_verify(&graph, &base_request)?;
         let mut callers: HashMap<Symbol, Vec<NodeId>> = HashMap::new();
         for id in graph.ids().filter(|&n| graph.op(n) == OpKind::CallFunction) {
             callers

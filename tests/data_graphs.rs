@@ -387,14 +387,16 @@ fn planning_beside_the_stock_side_changes_nothing() {
     use partition_planner::report::plan_json;
     use partition_planner::verify::plan_and_verify;
     let same = |what: &str, g: &Graph| {
-        let analysis = analyse(g);
         let request = PlanRequest::new(g);
-        let (beside, beside_verdict) = plan_and_verify(g, &analysis, &request).expect("plans");
+        let (beside_analysis, beside, beside_verdict) =
+            plan_and_verify(g, &request).expect("plans");
+        let analysis = analyse(g);
         let after = plan(g, &analysis, &request).expect("plans");
         let after_verdict = verify(g, &after, &request);
-        let text = |p, v| serde_json::to_string(&plan_json(g, &analysis, p, v)).expect("writes");
+        let text = |a, p, v| serde_json::to_string(&plan_json(g, a, p, v)).expect("writes");
         assert!(
-            text(&beside, &beside_verdict) == text(&after, &after_verdict),
+            text(&beside_analysis, &beside, &beside_verdict)
+                == text(&analysis, &after, &after_verdict),
             "{what}: the plan documents differ"
         );
         after

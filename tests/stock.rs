@@ -124,7 +124,13 @@ fn the_reproduction_matches_the_real_stock_tags_on_every_document_in_data() {
         let analysis = analyse(&graph);
         let parsed = ExecutorchVersion::parse(&version).expect("known");
         let supported: Vec<bool> = graph.nodes.iter().map(|n| n.supported).collect();
-        let reproduced = reproduce(&graph, &analysis.index, parsed, &graph.options, &supported);
+        let reproduced = reproduce(
+            &graph,
+            analysis.index.as_ref(),
+            parsed,
+            &graph.options,
+            &supported,
+        );
         let real = Tagging::carried(&graph);
         if let Some(d) = first_difference(&graph, &reproduced, &real) {
             failures.push(format!("{}: first difference at {d}", path.display()));

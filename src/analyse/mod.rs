@@ -11,10 +11,13 @@ pub use chains::{BufferChain, MutationKind, is_scatter_op, op_base_name};
 pub use index::GraphIndex;
 
 use crate::graph::{Graph, NodeId};
+use std::sync::Arc;
 
 #[derive(Clone, Debug)]
 pub struct Analysis {
-    pub index: GraphIndex,
+    /// Shared: a large graph's stock proposal is reproduced from it while the rest of the analysis
+    /// and the plan's search go on beside (`verify::plan_and_verify`).
+    pub index: Arc<GraphIndex>,
     /// One per mutable buffer, in the order of [`crate::graph::Signature::mutable_buffers`].
     pub buffers: Vec<BufferChain>,
     /// Every `getitem` with the multi-output node it reads, in topological order: each must live
@@ -26,7 +29,11 @@ pub struct Analysis {
 }
 
 pub fn analyse(graph: &Graph) -> Analysis {
-    let index = GraphIndex::new(graph);
+    analyse_indexed(graph, Arc::new(GraphIndex::new(graph)))
+}
+
+/// The analysis of `graph` from its adjacency, already built.
+pub fn analyse_indexed(graph: &Graph, index: Arc<GraphIndex>) -> Analysis {
     let mut walker = chains::ChainWalker::new(graph, &index);
     let buffers = graph
         .signature

@@ -239,8 +239,23 @@ pub fn stock_comparison(
     analysis: &Analysis,
     request: &PlanRequest,
 ) -> StockComparison {
-    let (tagging, source) =
-        stock::proposal(graph, &analysis.index, &request.options, &request.supported);
+    let (tagging, source) = stock::proposal(
+        graph,
+        analysis.index.as_ref(),
+        &request.options,
+        &request.supported,
+    );
+    estimated_stock(graph, analysis, request, tagging, source)
+}
+
+/// The stock proposal `tagging` from `source`, with the request's cost model's estimate of it.
+pub fn estimated_stock(
+    graph: &Graph,
+    analysis: &Analysis,
+    request: &PlanRequest,
+    tagging: Tagging,
+    source: stock::Source,
+) -> StockComparison {
     let estimate = estimate(
         graph,
         analysis,
