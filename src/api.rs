@@ -144,6 +144,10 @@ impl Planned {
     pub fn json(&self) -> report::PlanDocument<'_> {
         report::plan_json(&self.graph, &self.analysis, &self.plan, &self.verdict)
     }
+    /// The `plan@1` document as `serde_json::to_string_pretty` writes it, sooner for a large plan.
+    pub fn json_pretty(&self) -> serde_json::Result<String> {
+        report::plan_json_pretty(&self.graph, &self.analysis, &self.plan, &self.verdict)
+    }
     pub fn text(&self) -> String {
         report::plan_text(&self.graph, &self.analysis, &self.plan, &self.verdict)
     }

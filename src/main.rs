@@ -314,7 +314,12 @@ fn main() -> ExitCode {
 }
 
 fn pretty(value: &impl serde::Serialize) -> String {
-    let mut s = serde_json::to_string_pretty(value).unwrap_or_default();
+    finished(serde_json::to_string_pretty(value))
+}
+
+/// A JSON report as written: ending in a newline.
+fn finished(json: serde_json::Result<String>) -> String {
+    let mut s = json.unwrap_or_default();
     s.push('\n');
     s
 }
@@ -467,7 +472,11 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             emit_manifest,
         } => {
             let planned = common.input.plan(strategies, cost.merged())?;
-            common.emit(common.render(|| planned.json(), || planned.text()))?;
+            let report = match common.format {
+                Format::Json => finished(planned.json_pretty()),
+                Format::Text => planned.text(),
+            };
+            common.emit(report)?;
             if let Some(path) = emit_manifest {
                 write_to(Some(&path), &pretty(&planned.manifest()))?;
             }

@@ -382,9 +382,9 @@ fn qwen3_5_on_executorch_1_4_with_take_over_off_hides_36_states_and_the_plan_non
 /// for a data/ graph (one thread), and for a generated 10^5-node graph untagged (the stock
 /// proposal reproduced) and tagged with that proposal (carried).
 #[test]
-fn planning_beside_the_stock_side_changes_nothing() {
+fn planning_and_writing_beside_change_nothing() {
     use partition_planner::api::generate_document;
-    use partition_planner::report::plan_json;
+    use partition_planner::report::{plan_json, plan_json_pretty};
     use partition_planner::verify::plan_and_verify;
     let same = |what: &str, g: &Graph| {
         let request = PlanRequest::new(g);
@@ -398,6 +398,13 @@ fn planning_beside_the_stock_side_changes_nothing() {
             text(&beside_analysis, &beside, &beside_verdict)
                 == text(&analysis, &after, &after_verdict),
             "{what}: the plan documents differ"
+        );
+        // Written in two pieces on two threads from 50,000 nodes: the same text.
+        let pretty = serde_json::to_string_pretty(&plan_json(g, &analysis, &after, &after_verdict));
+        assert!(
+            plan_json_pretty(g, &analysis, &after, &after_verdict).expect("writes")
+                == pretty.expect("writes"),
+            "{what}: the pieces written apart differ"
         );
         after
     };

@@ -13,10 +13,12 @@ use crate::rules::{Finding, RuleId};
 use crate::schema::{CHECK_SCHEMA, PLAN_SCHEMA};
 use crate::stock::ExecutorchVersion;
 use crate::tagging::Tagging;
+use crate::threads;
 use crate::verify::Verdict;
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::json;
+use std::ops::Range;
 
 /// Nodes by name, written as a sequence without building it.
 struct Names<'a>(&'a Graph, &'a [NodeId]);
@@ -156,11 +158,62 @@ fn scoped(scope: &'static str, list: Vec<Explained>) -> impl Iterator<Item = Sco
 }
 
 /// The `partition-planner/plan@1` document; serialize it with serde_json (streamed, not built).
+#[derive(Clone)]
 pub struct PlanDocument<'a> {
     graph: &'a Graph,
     analysis: &'a Analysis,
     plan: &'a Plan,
     verdict: &'a Verdict,
+    /// The members written, by [`Member`]: all of them, but for [`plan_json_pretty`]'s pieces.
+    members: Range<usize>,
+}
+
+/// The plan document's members, in the order they are written.
+#[derive(Clone, Copy)]
+enum Member {
+    Schema,
+    Options,
+    Cost,
+    NodeTags,
+    Partitions,
+    Cuts,
+    Buffers,
+    Explanations,
+    Stats,
+}
+
+const MEMBERS: usize = Member::Stats as usize + 1;
+
+/// The plan document as `serde_json::to_string_pretty(&plan_json(..))` writes it. A large plan is
+/// written in two pieces on two threads: the node tags (most of its bytes) and what precedes them,
+/// and beside them the members from `cuts` on, which cost about as much to write.
+pub fn plan_json_pretty(
+    graph: &Graph,
+    analysis: &Analysis,
+    plan: &Plan,
+    verdict: &Verdict,
+) -> serde_json::Result<String> {
+    let whole = plan_json(graph, analysis, plan, verdict);
+    if graph.len() < threads::BESIDE_FROM_NODES {
+        return serde_json::to_string_pretty(&whole);
+    }
+    let piece = |members: Range<usize>| {
+        serde_json::to_string_pretty(&PlanDocument {
+            members,
+            ..whole.clone()
+        })
+    };
+    let split = Member::Cuts as usize;
+    let (first, second) = threads::both(true, || piece(0..split), || piece(split..MEMBERS));
+    let (mut out, second) = (first?, second?);
+    // Each piece is an object of its own, `{\n  "key": value,\n  …\n}`, its members already at the
+    // depth they have in the whole: joined are the first without its closing `\n}` and the second
+    // without its opening `{\n`.
+    out.truncate(out.len() - 2);
+    out.reserve(second.len() + 1);
+    out.push_str(",\n");
+    out.push_str(&second[2..]);
+    Ok(out)
 }
 
 /// `verdict` is the checker's, run on `plan` by the caller.
@@ -175,6 +228,7 @@ pub fn plan_json<'a>(
         analysis,
         plan,
         verdict,
+        members: 0..MEMBERS,
     }
 }
 
@@ -185,7 +239,9 @@ impl Serialize for PlanDocument<'_> {
             analysis,
             plan,
             verdict,
+            ref members,
         } = *self;
+        let shown = |member: Member| members.contains(&(member as usize));
         let prose = Prose { graph, analysis };
         let buffers = SeqOf(|| {
             plan.buffers
@@ -254,16 +310,34 @@ impl Serialize for PlanDocument<'_> {
                 })
             })
         });
-        let mut map = s.serialize_map(Some(10))?;
-        map.serialize_entry("schema", PLAN_SCHEMA)?;
-        map.serialize_entry("options", &plan.options)?;
-        map.serialize_entry("cost", &cost)?;
-        map.serialize_entry("node_tags", &node_tags(graph, &plan.tagging))?;
-        map.serialize_entry("partitions", &partitions(graph, m))?;
-        map.serialize_entry("cuts", &cuts)?;
-        map.serialize_entry("buffers", &buffers)?;
-        map.serialize_entry("explanations", &explanations)?;
-        map.serialize_entry("stats", &stats)?;
+        let mut map = s.serialize_map(Some(members.len()))?;
+        if shown(Member::Schema) {
+            map.serialize_entry("schema", PLAN_SCHEMA)?;
+        }
+        if shown(Member::Options) {
+            map.serialize_entry("options", &plan.options)?;
+        }
+        if shown(Member::Cost) {
+            map.serialize_entry("cost", &cost)?;
+        }
+        if shown(Member::NodeTags) {
+            map.serialize_entry("node_tags", &node_tags(graph, &plan.tagging))?;
+        }
+        if shown(Member::Partitions) {
+            map.serialize_entry("partitions", &partitions(graph, m))?;
+        }
+        if shown(Member::Cuts) {
+            map.serialize_entry("cuts", &cuts)?;
+        }
+        if shown(Member::Buffers) {
+            map.serialize_entry("buffers", &buffers)?;
+        }
+        if shown(Member::Explanations) {
+            map.serialize_entry("explanations", &explanations)?;
+        }
+        if shown(Member::Stats) {
+            map.serialize_entry("stats", &stats)?;
+        }
         map.end()
     }
 }

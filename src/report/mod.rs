@@ -9,7 +9,7 @@ mod units;
 mod whatif;
 
 pub use findings::{Explained, Step, explain, explain_all, render_path};
-pub use json::{CheckDocument, PlanDocument, check_json, plan_json};
+pub use json::{CheckDocument, PlanDocument, check_json, plan_json, plan_json_pretty};
 pub use reasons::{Prose, options_refusal};
 pub use text::{check_text, manifest_diff_text, plan_text};
 pub use whatif::{Answered, Base, comparison_table, whatif_json, whatif_text};
