@@ -63,10 +63,11 @@ pub fn verify(graph: &Graph, plan: &Plan, request: &PlanRequest) -> Verdict {
 }
 
 /// Analyses `graph`, plans it for `request`, and runs the checker on the plan and on the stock
-/// proposal: the same analysis, plan and verdict as [`crate::analyse()`], [`crate::plan()`] then [`verify`],
-/// sooner. A large document's stock side (the proposal, reproduced for an untagged one, and its
-/// check) runs on a second thread from the moment the adjacency is built, beside the planner's
-/// side (the rest of the analysis, the draft and its check).
+/// proposal: the same analysis, plan and verdict as [`crate::analyse()`], [`crate::plan()`] then
+/// [`verify`], sooner. A large document's stock side (the proposal, reproduced for an untagged
+/// one, and its check) runs on a second thread from the moment the adjacency is built, beside the
+/// planner's side (the rest of the analysis, the draft and its check); the stock proposal's cost
+/// estimate, which reads the analysis, follows both.
 pub fn plan_and_verify(
     graph: &Graph,
     request: &PlanRequest,
