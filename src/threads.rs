@@ -1,15 +1,16 @@
 //! Two independent pieces of work on the two cores a machine like ours has: the reader's halves of
-//! a large node list, the stock reproduction beside the plan's search, the checker's two taggings.
+//! a large node list, the stock reproduction beside the plan's search, the checker's two taggings,
+//! the two pieces of a large plan's JSON.
 //! Each caller decides from the size of its work whether a second thread pays for its start.
 
 use std::sync::OnceLock;
-
-/// Graphs from this many nodes split planning and checking between two threads. Starting and
-/// joining a thread costs 0.1–0.15 ms on the 2-core development VM; at Qwen3.5's 2,898 nodes the
-/// stock reproduction (1.4 ms) beside the search (0.4 ms) was 1.09x slower as a whole process,
-/// at 10^5 nodes 0.92x, at 10^6 0.89x (docs/performance.md).
-pub const BESIDE_FROM_NODES: usize = 50_000;
 use std::thread::ScopedJoinHandle;
+
+/// Graphs from this many nodes split planning, checking and writing the plan JSON between two
+/// threads. Starting and joining a thread costs 0.1–0.15 ms on the 2-core development VM; at
+/// Qwen3.5's 2,898 nodes the stock reproduction (1.4 ms) beside the search (0.4 ms) was 1.09x
+/// slower as a whole process, at 10^5 nodes 0.92x, at 10^6 0.89x (docs/performance.md).
+pub const BESIDE_FROM_NODES: usize = 50_000;
 
 /// Whether a second thread can run beside this one (asked of the system once).
 pub fn two_cores() -> bool {
