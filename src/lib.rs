@@ -1,9 +1,10 @@
 //! partition-planner: plans how an exported PyTorch program is split between ExecuTorch's Core ML
 //! delegate and the CPU so that every mutable buffer's mutation chain lands where it can live.
 //!
-//! The data flows one way: [`import`] → [`analyse`] → [`plan`] → [`check`] → [`report`]; [`verify`] is
-//! where callers run the checker on a plan. [`digraph`] holds the graph traits and the Kahn's
-//! algorithm import and plan share, so that neither reaches into the other. The pipeline's entry points are re-exported here:
+//! The data flows one way: [`import`] → [`analyse`](mod@analyse) → [`plan`](mod@plan) →
+//! [`check`](mod@check) → [`report`]; [`verify`](mod@verify) is where callers run the checker on a
+//! plan. [`digraph`] holds the graph traits and the Kahn's algorithm import and plan share, so that
+//! neither reaches into the other. The pipeline's entry points are re-exported here:
 //!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
