@@ -4,7 +4,7 @@
 //! proposal's, knowing nothing of how either was made.
 
 use crate::analyse::{Analysis, GraphIndex, analyse_indexed};
-use crate::check::{BufferClaim, Claims, Lives, check, check_claims};
+use crate::check::{BufferClaim, Claims, GraphView, Lives, check_claims_in, check_in};
 use crate::graph::Graph;
 use crate::plan::{self, Plan, PlanError, PlanRequest, Strategy};
 use crate::rules::Finding;
@@ -54,10 +54,16 @@ pub fn claims<S>(plan: &Plan<S>) -> Claims<'_> {
 
 /// Runs the checker on `plan`, made for `request`, and on the stock proposal it is compared with.
 pub fn verify(graph: &Graph, plan: &Plan, request: &PlanRequest) -> Verdict {
+    verify_in(&GraphView::default(), graph, plan, request)
+}
+
+/// [`verify`] in `view`, the checker's view of `graph`, which later checks of the same graph reuse
+/// (what-if's scenarios).
+pub fn verify_in(view: &GraphView, graph: &Graph, plan: &Plan, request: &PlanRequest) -> Verdict {
     let (stock, plan) = threads::both(
         graph.len() >= threads::BESIDE_FROM_NODES,
-        || verify_stock(graph, &plan.stock.tagging, request),
-        || verify_plan(graph, plan, request),
+        || verify_stock(view, graph, &plan.stock.tagging, request),
+        || verify_plan(view, graph, plan, request),
     );
     Verdict { plan, stock }
 }
@@ -72,19 +78,29 @@ pub fn plan_and_verify(
     graph: &Graph,
     request: &PlanRequest,
 ) -> Result<(Analysis, Plan, Verdict), PlanError> {
+    plan_and_verify_in(&GraphView::default(), graph, request)
+}
+
+/// [`plan_and_verify`] in `view`, the checker's view of `graph`: the side that checks first builds
+/// it, and the other, and later checks of the same graph, reuse it.
+pub fn plan_and_verify_in(
+    view: &GraphView,
+    graph: &Graph,
+    request: &PlanRequest,
+) -> Result<(Analysis, Plan, Verdict), PlanError> {
     let index = Arc::new(GraphIndex::new(graph));
     let ((tagging, source, stock_findings), (analysis, drafted)) = threads::both(
         graph.len() >= threads::BESIDE_FROM_NODES,
         || {
             let (tagging, source) =
                 stock::proposal(graph, index.as_ref(), &request.options, &request.supported);
-            let findings = verify_stock(graph, &tagging, request);
+            let findings = verify_stock(view, graph, &tagging, request);
             (tagging, source, findings)
         },
         || {
             let analysis = analyse_indexed(graph, Arc::clone(&index));
             let drafted = plan::draft(graph, &analysis, request).map(|draft| {
-                let findings = verify_plan(graph, &draft, request);
+                let findings = verify_plan(view, graph, &draft, request);
                 (draft, findings)
             });
             (analysis, drafted)
@@ -101,17 +117,34 @@ pub fn plan_and_verify(
 
 /// The checker's findings on a plan or a draft made for `request`: costs, and violations (each a
 /// planner bug).
-pub fn verify_plan<S>(graph: &Graph, plan: &Plan<S>, request: &PlanRequest) -> Vec<Finding> {
+pub fn verify_plan<S>(
+    view: &GraphView,
+    graph: &Graph,
+    plan: &Plan<S>,
+    request: &PlanRequest,
+) -> Vec<Finding> {
     // A node kept on CPU may be tagged by nobody: to the checker it is unsupported.
     let mut delegable = request.supported.clone();
     for n in &request.on_cpu {
         delegable[n.index()] = false;
     }
     let claims = claims(plan);
-    check_claims(graph, &plan.tagging, &plan.options, &delegable, &claims)
+    check_claims_in(
+        view,
+        graph,
+        &plan.tagging,
+        &plan.options,
+        &delegable,
+        &claims,
+    )
 }
 
 /// The checker's findings on the stock proposal's tags: what the planner fixed.
-pub fn verify_stock(graph: &Graph, stock: &Tagging, request: &PlanRequest) -> Vec<Finding> {
-    check(graph, stock, &request.options, &request.supported)
+pub fn verify_stock(
+    view: &GraphView,
+    graph: &Graph,
+    stock: &Tagging,
+    request: &PlanRequest,
+) -> Vec<Finding> {
+    check_in(view, graph, stock, &request.options, &request.supported)
 }

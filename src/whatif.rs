@@ -3,9 +3,10 @@
 //! differs from the session's base plan. Changes are values, applied to a copy of the base request.
 
 use crate::analyse::Analysis;
+use crate::check::GraphView;
 use crate::graph::{Graph, NodeId, OpKind, Symbol};
 use crate::plan::{Plan, PlanError, PlanRequest, plan};
-use crate::verify::{Verdict, plan_and_verify, verify};
+use crate::verify::{Verdict, plan_and_verify_in, verify_in};
 use std::collections::{BTreeSet, HashMap};
 
 mod changes;
@@ -82,12 +83,17 @@ pub struct Session {
     pub base_verdict: Verdict,
     /// Op target to the nodes calling it.
     callers: HashMap<Symbol, Vec<NodeId>>,
+    /// The checker's view of `graph`, built for the base plan's verdict and reused for every
+    /// scenario's.
+    check_view: GraphView,
 }
 
 impl Session {
     /// Analyses `graph` once and plans the request `base_request` makes of it.
     pub fn new(graph: Graph, base_request: PlanRequest) -> Result<Self, PlanError> {
-        let (analysis, base, base_verdict) = plan_and_verify(&graph, &base_request)?;
+        let check_view = GraphView::default();
+        let (analysis, base, base_verdict) =
+            plan_and_verify_in(&check_view, &graph, &base_request)?;
         let mut callers: HashMap<Symbol, Vec<NodeId>> = HashMap::new();
         for id in graph.ids().filter(|&n| graph.op(n) == OpKind::CallFunction) {
             callers
@@ -102,6 +108,7 @@ impl Session {
             base,
             base_verdict,
             callers,
+            check_view,
         })
     }
 
@@ -166,7 +173,7 @@ impl Session {
     pub fn what_if(&self, changes: &[Change]) -> Result<WhatIf, WhatIfError> {
         let request = self.request(changes)?;
         let (plan, diff) = self.answer(&request)?;
-        let verdict = verify(&self.graph, &plan, &request);
+        let verdict = verify_in(&self.check_view, &self.graph, &plan, &request);
         Ok(WhatIf {
             plan,
             diff,

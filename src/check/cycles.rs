@@ -23,7 +23,7 @@ impl Checker<'_> {
             q.add_node(());
         }
         let mut edge_of: HashMap<(usize, usize), (NodeId, NodeId)> = HashMap::new();
-        for e in self.dag.raw_edges() {
+        for e in self.view.dag.raw_edges() {
             let (a, b) = (id(e.source()), id(e.target()));
             let (va, vb) = (vertex(a), vertex(b));
             if va != vb && !self.is_copied(a, b) && !edge_of.contains_key(&(va, vb)) {
@@ -81,7 +81,7 @@ impl Checker<'_> {
         let mut parent: HashMap<NodeId, NodeId> = HashMap::new();
         let mut queue = VecDeque::new();
         for a in self.graph.ids().filter(|&n| inside(n)) {
-            for b in self.dag.neighbors_directed(ix(a), Outgoing).map(id) {
+            for b in self.view.dag.neighbors_directed(ix(a), Outgoing).map(id) {
                 if !inside(b) && !self.is_copied(a, b) && !parent.contains_key(&b) {
                     parent.insert(b, a);
                     queue.push_back(b);
@@ -89,7 +89,7 @@ impl Checker<'_> {
             }
         }
         while let Some(x) = queue.pop_front() {
-            for y in self.dag.neighbors_directed(ix(x), Outgoing).map(id) {
+            for y in self.view.dag.neighbors_directed(ix(x), Outgoing).map(id) {
                 if inside(y) {
                     let mut path = vec![y, x];
                     let mut at = x;

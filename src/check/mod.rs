@@ -19,6 +19,7 @@ use crate::tagging::Tagging;
 use petgraph::Direction::{self, Incoming, Outgoing};
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::OnceLock;
 
 /// Every rule the tagging breaks, and what it costs, given what the backend supports.
 pub fn check(
@@ -27,12 +28,7 @@ pub fn check(
     options: &Options,
     supported: &[bool],
 ) -> Vec<Finding> {
-    // Nothing delegated (an untagged document's stock proposal): every rule is about tagged nodes,
-    // so none can be broken, and building the checker's view of a large graph is wasted.
-    if tagging.partitions().iter().all(Option::is_none) {
-        return Vec::new();
-    }
-    Checker::new(graph, tagging).rules(options, supported)
+    check_in(&GraphView::default(), graph, tagging, options, supported)
 }
 
 /// `check`, plus: does the plan's own account of itself (`claims`) match its tags?
@@ -43,57 +39,78 @@ pub fn check_claims(
     supported: &[bool],
     claims: &Claims,
 ) -> Vec<Finding> {
-    let c = Checker::new(graph, tagging);
+    check_claims_in(
+        &GraphView::default(),
+        graph,
+        tagging,
+        options,
+        supported,
+        claims,
+    )
+}
+
+/// [`check`] in `view`, the checker's view of `graph` (built here if no check in it built it yet).
+pub fn check_in(
+    view: &GraphView,
+    graph: &Graph,
+    tagging: &Tagging,
+    options: &Options,
+    supported: &[bool],
+) -> Vec<Finding> {
+    // Nothing delegated (an untagged document's stock proposal): every rule is about tagged nodes,
+    // so none can be broken, and building the checker's view of a large graph is wasted.
+    if tagging.partitions().iter().all(Option::is_none) {
+        return Vec::new();
+    }
+    Checker::new(view.of(graph), graph, tagging).rules(options, supported)
+}
+
+/// [`check_claims`] in `view`, the checker's view of `graph`.
+pub fn check_claims_in(
+    view: &GraphView,
+    graph: &Graph,
+    tagging: &Tagging,
+    options: &Options,
+    supported: &[bool],
+    claims: &Claims,
+) -> Vec<Finding> {
+    let c = Checker::new(view.of(graph), graph, tagging);
     let mut findings = c.rules(options, supported);
     findings.extend(c.claims(claims));
     findings
 }
 
-/// One delegate partition as the checker sees it from the edges.
+/// The checker's own view of one graph, the same whatever the tagging checked, built by the first
+/// check that needs it and shared by every later one, on any thread: a plan and the stock proposal,
+/// what-if's scenarios. It must be used with one graph only.
 #[derive(Default)]
-struct Side {
-    /// `call_function` nodes in it.
-    ops: usize,
-    /// Values read from outside it, copied constants not counted.
-    inputs: BTreeSet<NodeId>,
-    /// Its values read outside it.
-    outputs: BTreeSet<NodeId>,
+pub struct GraphView(OnceLock<Edges>);
+
+impl GraphView {
+    fn of(&self, graph: &Graph) -> &Edges {
+        let edges = self.0.get_or_init(|| Edges::new(graph));
+        // A view of another graph would check this one against the wrong edges.
+        assert_eq!(
+            edges.position.len(),
+            graph.len(),
+            "the checker's view is of another graph"
+        );
+        edges
+    }
 }
 
-/// A tagged placeholder read from another side, which executorch copies for each such side.
-struct Copied {
-    placeholder: NodeId,
-    /// The other sides reading it; `None` is CPU.
-    readers: Vec<Option<u32>>,
-}
-
-struct Checker<'a> {
-    graph: &'a Graph,
-    tagging: &'a Tagging,
+/// What the view holds: the checker's adjacency (a petgraph `DiGraph` of its own), each node's
+/// place in the import's topological order, and the placeholders that are constant data.
+struct Edges {
     dag: DiGraph<(), ()>,
     /// Each node's place in the import's topological order.
     position: Vec<usize>,
     /// Parameters, lifted constants and buffers nothing mutates, as the signature lists them.
     constant: Vec<bool>,
-    sides: Vec<Side>,
-    copied: Vec<Copied>,
 }
 
-fn ix(n: NodeId) -> NodeIndex {
-    NodeIndex::new(n.index())
-}
-
-fn id(i: NodeIndex) -> NodeId {
-    NodeId(i.index() as u32)
-}
-
-/// Core ML states exist from iOS18 on; read here, not borrowed from the options' own helper.
-fn states_allowed(options: &Options) -> bool {
-    matches!(options.minimum_deployment_target, Some(t) if t >= DeploymentTarget::Ios18)
-}
-
-impl<'a> Checker<'a> {
-    fn new(graph: &'a Graph, tagging: &'a Tagging) -> Self {
+impl Edges {
+    fn new(graph: &Graph) -> Self {
         let mut dag = DiGraph::with_capacity(graph.len(), 0);
         for _ in 0..graph.len() {
             dag.add_node(());
@@ -120,12 +137,59 @@ impl<'a> Checker<'a> {
         for b in &sig.mutable_buffers {
             constant[b.placeholder.index()] = false;
         }
-        let mut c = Checker {
-            graph,
-            tagging,
+        Edges {
             dag,
             position,
             constant,
+        }
+    }
+}
+
+/// One delegate partition as the checker sees it from the edges.
+#[derive(Default)]
+struct Side {
+    /// `call_function` nodes in it.
+    ops: usize,
+    /// Values read from outside it, copied constants not counted.
+    inputs: BTreeSet<NodeId>,
+    /// Its values read outside it.
+    outputs: BTreeSet<NodeId>,
+}
+
+/// A tagged placeholder read from another side, which executorch copies for each such side.
+struct Copied {
+    placeholder: NodeId,
+    /// The other sides reading it; `None` is CPU.
+    readers: Vec<Option<u32>>,
+}
+
+struct Checker<'a> {
+    graph: &'a Graph,
+    tagging: &'a Tagging,
+    view: &'a Edges,
+    sides: Vec<Side>,
+    copied: Vec<Copied>,
+}
+
+fn ix(n: NodeId) -> NodeIndex {
+    NodeIndex::new(n.index())
+}
+
+fn id(i: NodeIndex) -> NodeId {
+    NodeId(i.index() as u32)
+}
+
+/// Core ML states exist from iOS18 on; read here, not borrowed from the options' own helper.
+fn states_allowed(options: &Options) -> bool {
+    matches!(options.minimum_deployment_target, Some(t) if t >= DeploymentTarget::Ios18)
+}
+
+impl<'a> Checker<'a> {
+    fn new(view: &'a Edges, graph: &'a Graph, tagging: &'a Tagging) -> Self {
+        let mut c = Checker {
+            graph,
+            tagging,
+            view,
             sides: Vec::new(),
             copied: Vec::new(),
         };
@@ -204,12 +268,12 @@ impl<'a> Checker<'a> {
             let Some(owner) = self.tagging.partition(c) else {
                 continue;
             };
-            if !self.constant[c.index()] {
+            if !self.view.constant[c.index()] {
                 continue;
             }
             holders.clear();
             holders.push(owner as usize);
-            for user in self.dag.neighbors_directed(ix(c), Outgoing) {
+            for user in self.view.dag.neighbors_directed(ix(c), Outgoing) {
                 if let Some(t) = self.tagging.partition(id(user)) {
                     holders.push(t as usize);
                 }
@@ -296,8 +360,8 @@ impl<'a> Checker<'a> {
     /// per node of the graph, which for tens of thousands of buffers in a 10^6-node graph costs
     /// more than the searches.
     fn chain(&self, p: NodeId, w: NodeId) -> Vec<NodeId> {
-        let limit = self.position[w.index()];
-        let ahead = self.search(ix(p), Outgoing, |n| self.position[n.index()] <= limit);
+        let limit = self.view.position[w.index()];
+        let ahead = self.search(ix(p), Outgoing, |n| self.view.position[n.index()] <= limit);
         let chain = self.search(ix(w), Incoming, |n| n != ix(p) && ahead.contains(&n));
         let mut chain: Vec<NodeId> = chain.into_iter().map(id).collect();
         chain.sort();
@@ -315,7 +379,7 @@ impl<'a> Checker<'a> {
         let mut seen = HashSet::from([from]);
         let mut stack = vec![from];
         while let Some(n) = stack.pop() {
-            for next in self.dag.neighbors_directed(n, direction) {
+            for next in self.view.dag.neighbors_directed(n, direction) {
                 if enter(next) && seen.insert(next) {
                     stack.push(next);
                 }
@@ -366,6 +430,7 @@ impl<'a> Checker<'a> {
             state_placeholders.push(p);
             let chain = self.chain(p, w);
             let readers: Vec<NodeId> = self
+                .view
                 .dag
                 .neighbors_directed(ix(p), Outgoing)
                 .map(id)
@@ -438,7 +503,7 @@ impl<'a> Checker<'a> {
     fn constant_sharing(&self) -> Vec<Finding> {
         self.copied
             .iter()
-            .filter(|c| self.constant[c.placeholder.index()])
+            .filter(|c| self.view.constant[c.placeholder.index()])
             .map(|c| {
                 let readers: Vec<Option<String>> = c
                     .readers

@@ -221,9 +221,59 @@ fn nothing_tagged_breaks_no_rule_by_the_long_way_too() {
         let g = crate::import::parse_graph(&text).expect("imports");
         let untagged = Tagging::new(Vec::new(), vec![None; g.len()]);
         let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
+        let edges = Edges::new(&g);
         for o in [ios18(true), ios18(false), Options::default()] {
-            assert!(Checker::new(&g, &untagged).rules(&o, &supported).is_empty());
+            assert!(
+                Checker::new(&edges, &g, &untagged)
+                    .rules(&o, &supported)
+                    .is_empty()
+            );
             assert!(check(&g, &untagged, &o, &supported).is_empty());
         }
     }
+}
+
+#[test]
+fn one_view_serves_every_tagging_of_its_graph() {
+    // The stock proposals of two executorch versions for a generated graph, checked in one view on
+    // two threads at once: each as a view of its own would find.
+    let text = crate::synthetic::generate(2000, 7).expect("generates");
+    let g = crate::import::parse_graph(&text).expect("imports");
+    let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
+    let index = crate::analyse::GraphIndex::new(&g);
+    let stock = |version| crate::stock::reproduce(&g, &index, version, &g.options, &supported);
+    let (newer, older) = (
+        stock(crate::stock::ExecutorchVersion::V1_5),
+        stock(crate::stock::ExecutorchVersion::V1_4),
+    );
+    let o = ios18(false);
+    let view = GraphView::default();
+    let (first, second) = std::thread::scope(|s| {
+        let first = s.spawn(|| check_in(&view, &g, &newer, &o, &supported));
+        let second = check_in(&view, &g, &older, &o, &supported);
+        (first.join().expect("checks"), second)
+    });
+    assert!(!first.is_empty() && !second.is_empty());
+    assert_eq!(first, check(&g, &newer, &o, &supported));
+    assert_eq!(second, check(&g, &older, &o, &supported));
+}
+
+#[test]
+#[should_panic(expected = "another graph")]
+fn a_view_is_of_one_graph() {
+    let view = GraphView::default();
+    let (g, t) = seed_tagged(&[]);
+    let text = crate::synthetic::generate(200, 1).expect("generates");
+    let other = crate::import::parse_graph(&text).expect("imports");
+    let index = crate::analyse::GraphIndex::new(&other);
+    let supported: Vec<bool> = other.nodes.iter().map(|n| n.supported).collect();
+    let stock = crate::stock::reproduce(
+        &other,
+        &index,
+        crate::stock::ExecutorchVersion::LATEST,
+        &other.options,
+        &supported,
+    );
+    let _ = check_in(&view, &other, &stock, &ios18(true), &supported);
+    let _ = check_in(&view, &g, &t, &ios18(true), &[]);
 }
