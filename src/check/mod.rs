@@ -31,24 +31,6 @@ pub fn check(
     check_in(&GraphView::default(), graph, tagging, options, supported)
 }
 
-/// `check`, plus: does the plan's own account of itself (`claims`) match its tags?
-pub fn check_claims(
-    graph: &Graph,
-    tagging: &Tagging,
-    options: &Options,
-    supported: &[bool],
-    claims: &Claims,
-) -> Vec<Finding> {
-    check_claims_in(
-        &GraphView::default(),
-        graph,
-        tagging,
-        options,
-        supported,
-        claims,
-    )
-}
-
 /// [`check`] in `view`, the checker's view of `graph` (built here if no check in it built it yet).
 pub fn check_in(
     view: &GraphView,
@@ -65,7 +47,7 @@ pub fn check_in(
     Checker::new(view.of(graph), graph, tagging).rules(options, supported)
 }
 
-/// [`check_claims`] in `view`, the checker's view of `graph`.
+/// [`check_in`], plus: does the plan's own account of itself (`claims`) match its tags?
 pub fn check_claims_in(
     view: &GraphView,
     graph: &Graph,
