@@ -88,6 +88,7 @@ pub fn plan_and_verify_in(
     graph: &Graph,
     request: &PlanRequest,
 ) -> Result<(Analysis, Plan, Verdict), PlanError> {
+    request.fits(graph)?;
     let index = Arc::new(GraphIndex::new(graph));
     let ((tagging, source, stock_findings), (analysis, drafted)) = threads::both(
         graph.len() >= threads::BESIDE_FROM_NODES,

@@ -425,3 +425,18 @@ fn planning_and_writing_beside_change_nothing() {
     assert!(tagged.stock_partitions > 0);
     same("generated 10^5, tagged", &tagged);
 }
+
+#[test]
+fn a_support_table_of_the_wrong_length_is_an_error_when_planned_and_checked_together() {
+    use partition_planner::PlanError;
+    use partition_planner::verify::plan_and_verify;
+    // The document carries the stock proposal's tags: its check reads the table at tagged nodes.
+    let g = load("executorch-1.5.1/qwen3_5_0_8b_takeover_on_ios18.json");
+    assert!(g.stock_partitions > 0);
+    let mut request = PlanRequest::new(&g);
+    request.supported.truncate(g.len() / 2);
+    assert!(matches!(
+        plan_and_verify(&g, &request),
+        Err(PlanError::SupportLength { .. })
+    ));
+}

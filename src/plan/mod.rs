@@ -40,6 +40,18 @@ pub struct PlanRequest {
 }
 
 impl PlanRequest {
+    /// Whether the request is one for `graph`: a support table entry for each node. Checked before
+    /// any work, since the stock side and the checker read the table by node.
+    pub fn fits(&self, graph: &Graph) -> Result<(), PlanError> {
+        if self.supported.len() != graph.len() {
+            return Err(PlanError::SupportLength {
+                got: self.supported.len(),
+                expected: graph.len(),
+            });
+        }
+        Ok(())
+    }
+
     /// The request the document itself makes: its options and support, every buffer on auto.
     pub fn new(graph: &Graph) -> Self {
         PlanRequest {
@@ -127,6 +139,7 @@ impl Draft {
 /// Plans `graph` for `request` and compares the plan with the stock proposal. A large untagged
 /// document's stock proposal, reproduced, takes longer than the search: it runs beside it.
 pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result<Plan, PlanError> {
+    request.fits(graph)?;
     let (stock, draft) = threads::both(
         reproduces_at_length(graph),
         || stock_comparison(graph, analysis, request),
@@ -147,12 +160,7 @@ pub fn draft(
     analysis: &Analysis,
     request: &PlanRequest,
 ) -> Result<Draft, PlanError> {
-    if request.supported.len() != graph.len() {
-        return Err(PlanError::SupportLength {
-            got: request.supported.len(),
-            expected: graph.len(),
-        });
-    }
+    request.fits(graph)?;
     let requested = strategy::resolve_requests(graph, analysis, request)?;
     let cuts = chunks::asked_cuts(graph, analysis, &request.options);
     let searched = search::search(graph, analysis, request, &requested, &cuts);
