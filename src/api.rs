@@ -3,7 +3,7 @@
 //! the CLI goes through here.
 
 use crate::analyse::{GraphIndex, analyse};
-use crate::check::check;
+use crate::check::{GraphView, check};
 use crate::cost::{CostError, CostOverrides};
 use crate::decision::{Refusal, Strategy, StrategyRequest, UnknownStrategy};
 use crate::graph::Graph;
@@ -12,13 +12,13 @@ use crate::manifest::{Manifest, ManifestDiff, manifest, manifest_diff};
 use crate::measure::{Measure, measure};
 use crate::options::{DeploymentTarget, Options, PartialOptions};
 use crate::plan::{Plan, PlanError, PlanRequest, parse_strategy_spec};
-use crate::report;
+use crate::report::{self, PlanText};
 use crate::rules::{Finding, RuleId};
 use crate::schema::MANIFEST_SCHEMA;
 use crate::stock::{self, ExecutorchVersion};
 use crate::synthetic::{GenerateError, generate};
 use crate::tagging::Tagging;
-use crate::verify::{Verdict, plan_and_verify};
+use crate::verify::{Verdict, plan_and_verify, plan_and_verify_then};
 use crate::whatif::{Scenario, Session, WhatIf, WhatIfError};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -143,10 +143,6 @@ impl Planned {
     /// The `plan@1` document, written as serde serializes it.
     pub fn json(&self) -> report::PlanDocument<'_> {
         report::plan_json(&self.graph, &self.analysis, &self.plan, &self.verdict)
-    }
-    /// The `plan@1` document as `serde_json::to_string_pretty` writes it, sooner for a large plan.
-    pub fn json_pretty(&self) -> serde_json::Result<String> {
-        report::plan_json_pretty(&self.graph, &self.analysis, &self.plan, &self.verdict)
     }
     pub fn text(&self) -> String {
         report::plan_text(&self.graph, &self.analysis, &self.plan, &self.verdict)
@@ -381,7 +377,11 @@ pub enum Picture {
 }
 
 pub fn plan_document(text: &str, overrides: &Overrides) -> Result<Planned, ApiError> {
-    let graph = parse_graph(text)?;
+    plan_graph(parse_graph(text)?, overrides)
+}
+
+/// [`plan_document`] of a graph already imported: the CLI frees the document's text first.
+pub fn plan_graph(graph: Graph, overrides: &Overrides) -> Result<Planned, ApiError> {
     let request = overrides.request(&graph)?;
     let (analysis, plan, verdict) = plan_and_verify(&graph, &request)?;
     Ok(Planned {
@@ -390,6 +390,32 @@ pub fn plan_document(text: &str, overrides: &Overrides) -> Result<Planned, ApiEr
         plan,
         verdict,
     })
+}
+
+/// [`plan_graph`] with the `plan@1` document as `serde_json::to_string_pretty` writes it. The
+/// members that depend on the plan alone (most of a large plan's text) are written on the planner's
+/// side as soon as the draft is checked: for a large document, while the stock proposal is still
+/// being reproduced and checked on the other thread.
+pub fn plan_graph_json(
+    graph: Graph,
+    overrides: &Overrides,
+) -> Result<(Planned, serde_json::Result<PlanText>), ApiError> {
+    let request = overrides.request(&graph)?;
+    let (analysis, plan, verdict, alone) = plan_and_verify_then(
+        &GraphView::default(),
+        &graph,
+        &request,
+        |analysis, draft| report::plan_alone_json(&graph, analysis, draft),
+    )?;
+    let json =
+        alone.and_then(|alone| report::plan_json_text(&graph, &analysis, &plan, &verdict, alone));
+    let planned = Planned {
+        graph,
+        analysis,
+        plan,
+        verdict,
+    };
+    Ok((planned, json))
 }
 
 /// Which tagging `check` checks.

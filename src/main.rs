@@ -5,10 +5,12 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use partition_planner::api::{
     ApiError, Checking, Overrides, Picture, PictureFormat, Planned, check_document,
-    generate_document, manifest_diff_documents, manifest_document, plan_document, plan_on_graph,
-    whatif_document,
+    generate_document, manifest_diff_documents, manifest_document, plan_graph, plan_graph_json,
+    plan_on_graph, whatif_document,
 };
 use partition_planner::cost::CostOverrides;
+use partition_planner::graph::Graph;
+use partition_planner::import::parse_graph;
 use partition_planner::manifest::Manifest;
 use partition_planner::options::{ByteSize, DeploymentTarget, PartialOptions};
 use partition_planner::report::manifest_diff_text;
@@ -186,10 +188,23 @@ impl Input {
 
     /// Plans the graph as `plan` does.
     fn plan(&self, strategies: Vec<String>, cost: CostOverrides) -> Result<Planned, Failure> {
+        self.plan_by(strategies, cost, plan_graph)
+    }
+
+    /// The graph imported, its document freed, then planned by `plan_by` (`plan_graph` or one of
+    /// its kin). Freed first: a large document's text is more than a quarter of the memory
+    /// planning it takes at its peak.
+    fn plan_by<T>(
+        &self,
+        strategies: Vec<String>,
+        cost: CostOverrides,
+        plan_by: impl FnOnce(Graph, &Overrides) -> Result<T, ApiError>,
+    ) -> Result<T, Failure> {
+        let failure = |e: ApiError| Failure(2, format!("{}: {e}", self.graph.display()));
         let bytes = GraphBytes::open(&self.graph)?;
-        let text = bytes.text(&self.graph)?;
-        plan_document(text, &self.overrides(strategies, cost))
-            .map_err(|e| Failure(2, format!("{}: {e}", self.graph.display())))
+        let graph = parse_graph(bytes.text(&self.graph)?).map_err(|e| failure(e.into()))?;
+        drop(bytes);
+        plan_by(graph, &self.overrides(strategies, cost)).map_err(failure)
     }
 }
 
@@ -326,12 +341,21 @@ fn finished(json: serde_json::Result<String>) -> String {
 
 /// Writes `text` to `path`, or to standard output when there is none.
 fn write_to(path: Option<&Path>, text: &str) -> Result<(), Failure> {
+    write_parts(path, [text])
+}
+
+/// Writes `parts`, one after another, as [`write_to`] writes one text.
+fn write_parts<'a>(
+    path: Option<&Path>,
+    parts: impl IntoIterator<Item = &'a str>,
+) -> Result<(), Failure> {
     match path {
-        Some(path) => overwrite(path, text.as_bytes())
+        Some(path) => overwrite(path, parts)
             .map_err(|e| Failure(2, format!("cannot write {}: {e}", path.display()))),
         None => {
             let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())
+            (parts.into_iter())
+                .try_for_each(|part| out.write_all(part.as_bytes()))
                 .and_then(|()| out.flush())
                 .map_err(|e| Failure(2, format!("cannot write to standard output: {e}")))
         }
@@ -343,16 +367,20 @@ fn write_to(path: Option<&Path>, text: &str) -> Result<(), Failure> {
 /// `auto_da_alloc` guard for programs that rewrite files in place), which costs a run writing the
 /// same plan again about 0.7 ms, more than a tenth of planning Qwen3.5. Either way, a reader
 /// during the write may see part of it.
-fn overwrite(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+fn overwrite<'a>(path: &Path, parts: impl IntoIterator<Item = &'a str>) -> std::io::Result<()> {
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(false)
         .open(path)?;
-    file.write_all(bytes)?;
+    let mut written = 0;
+    for part in parts {
+        file.write_all(part.as_bytes())?;
+        written += part.len() as u64;
+    }
     // A device or a pipe (`-o /dev/null`) has no length to cut.
     if file.metadata()?.is_file() {
-        file.set_len(bytes.len() as u64)?;
+        file.set_len(written)?;
     }
     Ok(())
 }
@@ -471,12 +499,22 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             cost,
             emit_manifest,
         } => {
-            let planned = common.input.plan(strategies, cost.merged())?;
-            let report = match common.format {
-                Format::Json => finished(planned.json_pretty()),
-                Format::Text => planned.text(),
+            let cost = cost.merged();
+            let planned = match common.format {
+                Format::Json => {
+                    let (planned, json) =
+                        common.input.plan_by(strategies, cost, plan_graph_json)?;
+                    // Written in the pieces it was made in, most of it beside the stock side.
+                    let json = json.unwrap_or_default();
+                    write_parts(common.output.as_deref(), json.parts().chain(["\n"]))?;
+                    planned
+                }
+                Format::Text => {
+                    let planned = common.input.plan(strategies, cost)?;
+                    common.emit(planned.text())?;
+                    planned
+                }
             };
-            common.emit(report)?;
             if let Some(path) = emit_manifest {
                 write_to(Some(&path), &pretty(&planned.manifest()))?;
             }

@@ -6,7 +6,7 @@
 use crate::analyse::{Analysis, GraphIndex, analyse_indexed};
 use crate::check::{BufferClaim, Claims, GraphView, Lives, check_claims_in, check_in};
 use crate::graph::Graph;
-use crate::plan::{self, Plan, PlanError, PlanRequest, Strategy};
+use crate::plan::{self, Draft, Plan, PlanError, PlanRequest, Strategy};
 use crate::rules::Finding;
 use crate::stock;
 use crate::tagging::Tagging;
@@ -88,6 +88,18 @@ pub fn plan_and_verify_in(
     graph: &Graph,
     request: &PlanRequest,
 ) -> Result<(Analysis, Plan, Verdict), PlanError> {
+    plan_and_verify_then(view, graph, request, |_, _| ()).map(|(a, p, v, ())| (a, p, v))
+}
+
+/// [`plan_and_verify_in`], running `then` on the planner's side once the draft is checked: for a
+/// large document, while the stock side may still be at work. The CLI writes most of the plan
+/// document there ([`crate::report::plan_alone_json`]).
+pub fn plan_and_verify_then<T>(
+    view: &GraphView,
+    graph: &Graph,
+    request: &PlanRequest,
+    then: impl FnOnce(&Analysis, &Draft) -> T,
+) -> Result<(Analysis, Plan, Verdict, T), PlanError> {
     request.fits(graph)?;
     let index = Arc::new(GraphIndex::new(graph));
     let ((tagging, source, stock_findings), (analysis, drafted)) = threads::both(
@@ -102,18 +114,19 @@ pub fn plan_and_verify_in(
             let analysis = analyse_indexed(graph, Arc::clone(&index));
             let drafted = plan::draft(graph, &analysis, request).map(|draft| {
                 let findings = verify_plan(view, graph, &draft, request);
-                (draft, findings)
+                let then = then(&analysis, &draft);
+                (draft, findings, then)
             });
             (analysis, drafted)
         },
     );
-    let (draft, plan_findings) = drafted?;
+    let (draft, plan_findings, then) = drafted?;
     let stock = plan::estimated_stock(graph, &analysis, request, tagging, source);
     let verdict = Verdict {
         plan: plan_findings,
         stock: stock_findings,
     };
-    Ok((analysis, draft.compared_with(stock), verdict))
+    Ok((analysis, draft.compared_with(stock), verdict, then))
 }
 
 /// The checker's findings on a plan or a draft made for `request`: costs, and violations (each a

@@ -8,12 +8,11 @@ use crate::cost::CostEstimate;
 use crate::decision::{Strategy, StrategyRequest};
 use crate::graph::{Graph, NodeId};
 use crate::measure::Measure;
-use crate::plan::{CutReason, Plan};
+use crate::plan::{BufferDecision, Cut, CutReason, Plan};
 use crate::rules::{Finding, RuleId};
 use crate::schema::{CHECK_SCHEMA, PLAN_SCHEMA};
 use crate::stock::ExecutorchVersion;
 use crate::tagging::Tagging;
-use crate::threads;
 use crate::verify::Verdict;
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
@@ -164,7 +163,7 @@ pub struct PlanDocument<'a> {
     analysis: &'a Analysis,
     plan: &'a Plan,
     verdict: &'a Verdict,
-    /// The members written, by [`Member`]: all of them, but for [`plan_json_pretty`]'s pieces.
+    /// The members written, by [`Member`]: all of them, but for [`plan_json_text`]'s pieces.
     members: Range<usize>,
 }
 
@@ -184,36 +183,100 @@ enum Member {
 
 const MEMBERS: usize = Member::Stats as usize + 1;
 
-/// The plan document as `serde_json::to_string_pretty(&plan_json(..))` writes it. A large plan is
-/// written in two pieces on two threads: the node tags (most of its bytes) and what precedes them,
-/// and beside them the members from `cuts` on, which cost about as much to write.
-pub fn plan_json_pretty(
+/// The members that depend on the plan alone, not on the stock proposal nor the checker's verdict:
+/// node tags, partitions, cuts and buffers, most of a large plan's text.
+const PLAN_ALONE: Range<usize> = Member::NodeTags as usize..Member::Explanations as usize;
+
+impl Member {
+    const ALL: [Member; MEMBERS] = [
+        Member::Schema,
+        Member::Options,
+        Member::Cost,
+        Member::NodeTags,
+        Member::Partitions,
+        Member::Cuts,
+        Member::Buffers,
+        Member::Explanations,
+        Member::Stats,
+    ];
+}
+
+/// A plan document's pretty JSON, as `serde_json::to_string_pretty(&plan_json(..))` writes it,
+/// kept in the pieces it was written in and written out one after another: joining them would
+/// copy most of a large plan once more.
+#[derive(Default)]
+pub struct PlanText {
+    /// Each an object of some of the document's members, in order, written at the depth they
+    /// have in the whole: `{\n  "key": value,\n  …\n}`.
+    pieces: Vec<String>,
+}
+
+impl PlanText {
+    /// The text, in parts to be written one after another: each piece without the braces that
+    /// close it and open the next, and a comma between.
+    pub fn parts(&self) -> impl Iterator<Item = &str> {
+        let last = self.pieces.len().saturating_sub(1);
+        self.pieces.iter().enumerate().flat_map(move |(i, piece)| {
+            let from = if i == 0 { 0 } else { 2 };
+            let to = if i == last {
+                piece.len()
+            } else {
+                piece.len() - 2
+            };
+            let comma = if i == last { "" } else { ",\n" };
+            [&piece[from..to], comma]
+        })
+    }
+
+    /// The text's length in bytes.
+    pub fn len(&self) -> usize {
+        self.parts().map(str::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl std::fmt::Display for PlanText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.parts().try_for_each(|part| f.write_str(part))
+    }
+}
+
+/// The members of the plan document that a draft already has (see [`PLAN_ALONE`]), written as one
+/// piece of [`plan_json_text`]: a caller can write them while the stock side is still at work.
+pub fn plan_alone_json<S>(
+    graph: &Graph,
+    analysis: &Analysis,
+    plan: &Plan<S>,
+) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(&PlanAlone::of(graph, analysis, plan, PLAN_ALONE))
+}
+
+/// The plan document's pretty text around `alone`, the members [`plan_alone_json`] wrote for the
+/// draft `plan` was made from: the same text as `serde_json::to_string_pretty(&plan_json(..))`.
+pub fn plan_json_text(
     graph: &Graph,
     analysis: &Analysis,
     plan: &Plan,
     verdict: &Verdict,
-) -> serde_json::Result<String> {
+    alone: String,
+) -> serde_json::Result<PlanText> {
     let whole = plan_json(graph, analysis, plan, verdict);
-    if graph.len() < threads::BESIDE_FROM_NODES {
-        return serde_json::to_string_pretty(&whole);
-    }
     let piece = |members: Range<usize>| {
         serde_json::to_string_pretty(&PlanDocument {
             members,
             ..whole.clone()
         })
     };
-    let split = Member::Cuts as usize;
-    let (first, second) = threads::both(true, || piece(0..split), || piece(split..MEMBERS));
-    let (mut out, second) = (first?, second?);
-    // Each piece is an object of its own, `{\n  "key": value,\n  …\n}`, its members already at the
-    // depth they have in the whole: joined are the first without its closing `\n}` and the second
-    // without its opening `{\n`.
-    out.truncate(out.len() - 2);
-    out.reserve(second.len() + 1);
-    out.push_str(",\n");
-    out.push_str(&second[2..]);
-    Ok(out)
+    Ok(PlanText {
+        pieces: vec![
+            piece(0..PLAN_ALONE.start)?,
+            alone,
+            piece(PLAN_ALONE.end..MEMBERS)?,
+        ],
+    })
 }
 
 /// `verdict` is the checker's, run on `plan` by the caller.
@@ -232,6 +295,113 @@ pub fn plan_json<'a>(
     }
 }
 
+/// The members in [`PLAN_ALONE`] (those of `members` among them), from a plan or a draft.
+struct PlanAlone<'a> {
+    graph: &'a Graph,
+    analysis: &'a Analysis,
+    tagging: &'a Tagging,
+    measure: &'a Measure,
+    cuts: &'a [Cut],
+    buffers: &'a [BufferDecision],
+    members: Range<usize>,
+}
+
+impl<'a> PlanAlone<'a> {
+    fn of<S>(
+        graph: &'a Graph,
+        analysis: &'a Analysis,
+        plan: &'a Plan<S>,
+        members: Range<usize>,
+    ) -> Self {
+        PlanAlone {
+            graph,
+            analysis,
+            tagging: &plan.tagging,
+            measure: &plan.measure,
+            cuts: &plan.cuts,
+            buffers: &plan.buffers,
+            members,
+        }
+    }
+
+    /// Writes `member` into `map`, if it is one of these.
+    fn entry<M: SerializeMap>(&self, map: &mut M, member: Member) -> Result<(), M::Error> {
+        let PlanAlone {
+            graph,
+            analysis,
+            tagging,
+            measure,
+            cuts,
+            buffers,
+            ..
+        } = *self;
+        match member {
+            Member::NodeTags => map.serialize_entry("node_tags", &node_tags(graph, tagging)),
+            Member::Partitions => map.serialize_entry("partitions", &partitions(graph, measure)),
+            Member::Cuts => {
+                let cuts = SeqOf(|| {
+                    cuts.iter().map(|c| {
+                        json!({
+                            "after": graph.name(c.after),
+                            "before": graph.name(c.before),
+                            "partitions": [tagging.tag(c.after), tagging.tag(c.before)],
+                            "why": cut_kind(&c.reason),
+                            "crossing_bytes": c.crossing_bytes,
+                            "pattern": match &c.reason { CutReason::Asked { pattern, .. } => Some(pattern), _ => None },
+                            "reason": cut_sentence(graph, c),
+                        })
+                    })
+                });
+                map.serialize_entry("cuts", &cuts)
+            }
+            Member::Buffers => {
+                let prose = Prose { graph, analysis };
+                let buffers = SeqOf(|| {
+                    buffers
+                        .iter()
+                        .zip(&analysis.buffers)
+                        .map(|(b, chain)| BufferEntry {
+                            buffer: &b.buffer,
+                            placeholder: graph.name(b.placeholder),
+                            writer: graph.name(b.writer),
+                            chain: Names(graph, &chain.chain),
+                            kind: chain.kind,
+                            requested: Shown(b.requested),
+                            strategy: b.strategy,
+                            partition: b.partition.as_deref(),
+                            rule: b.rule,
+                            reason: prose.reason(b),
+                            alternatives: (b.alternatives.iter())
+                                .map(|a| AlternativeEntry {
+                                    strategy: a.strategy,
+                                    estimate: &a.estimate,
+                                    refused: a.refused.as_ref().map(|r| RefusalEntry {
+                                        rule: r.rule(),
+                                        reason: prose.refusal(r),
+                                    }),
+                                })
+                                .collect(),
+                            decided_with: b.class_size,
+                        })
+                });
+                map.serialize_entry("buffers", &buffers)
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A piece of the document: an object of the members in `members` that depend on the plan alone.
+impl Serialize for PlanAlone<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.members.len()))?;
+        for member in &Member::ALL[self.members.clone()] {
+            self.entry(&mut map, *member)?;
+        }
+        map.end()
+    }
+}
+
 impl Serialize for PlanDocument<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let PlanDocument {
@@ -241,102 +411,50 @@ impl Serialize for PlanDocument<'_> {
             verdict,
             ref members,
         } = *self;
-        let shown = |member: Member| members.contains(&(member as usize));
         let prose = Prose { graph, analysis };
-        let buffers = SeqOf(|| {
-            plan.buffers
-                .iter()
-                .zip(&analysis.buffers)
-                .map(|(b, chain)| BufferEntry {
-                    buffer: &b.buffer,
-                    placeholder: graph.name(b.placeholder),
-                    writer: graph.name(b.writer),
-                    chain: Names(graph, &chain.chain),
-                    kind: chain.kind,
-                    requested: Shown(b.requested),
-                    strategy: b.strategy,
-                    partition: b.partition.as_deref(),
-                    rule: b.rule,
-                    reason: prose.reason(b),
-                    alternatives: (b.alternatives.iter())
-                        .map(|a| AlternativeEntry {
-                            strategy: a.strategy,
-                            estimate: &a.estimate,
-                            refused: a.refused.as_ref().map(|r| RefusalEntry {
-                                rule: r.rule(),
-                                reason: prose.refusal(r),
-                            }),
-                        })
-                        .collect(),
-                    decided_with: b.class_size,
-                })
-        });
         let explanations = SeqOf(|| {
             scoped("plan", prose.decisions(plan))
                 .chain(scoped("plan", explain_all(graph, &verdict.plan)))
                 .chain(scoped("stock", explain_all(graph, &verdict.stock)))
         });
         let m = &plan.measure;
-        let stats = json!({
-            "nodes": graph.len(),
-            "nodes_delegated": m.delegated_nodes,
-            "partitions": m.partitions.len(),
-            "stock_partitions": plan.stock.tagging.partition_count(),
-            "stock_proposal": plan.stock.source.as_str(),
-            "states": m.states(),
-            "boundary_bytes": m.boundary_bytes(),
-            "constant_copies": m.constant_copies.iter().filter(|c| graph.role(c.placeholder).is_constant_data()).map(|c| c.copies()).sum::<usize>(),
-            "constant_copy_bytes": m.constant_copy_bytes(),
-            "violations": verdict.violations().count(),
-            "estimate_us": plan.estimate.total_us,
-            "stock_estimate_us": plan.stock.estimate.total_us,
-        });
-        let cost = json!({
-            "model": plan.cost,
-            "estimate": plan.estimate,
-            "stock_estimate": plan.stock.estimate,
-            "candidates_estimated": plan.candidates_estimated,
-        });
-        let cuts = SeqOf(|| {
-            plan.cuts.iter().map(|c| {
-                json!({
-                    "after": graph.name(c.after),
-                    "before": graph.name(c.before),
-                    "partitions": [plan.tagging.tag(c.after), plan.tagging.tag(c.before)],
-                    "why": cut_kind(&c.reason),
-                    "crossing_bytes": c.crossing_bytes,
-                    "pattern": match &c.reason { CutReason::Asked { pattern, .. } => Some(pattern), _ => None },
-                    "reason": cut_sentence(graph, c),
-                })
+        let stats = || {
+            json!({
+                "nodes": graph.len(),
+                "nodes_delegated": m.delegated_nodes,
+                "partitions": m.partitions.len(),
+                "stock_partitions": plan.stock.tagging.partition_count(),
+                "stock_proposal": plan.stock.source.as_str(),
+                "states": m.states(),
+                "boundary_bytes": m.boundary_bytes(),
+                "constant_copies": m.constant_copies.iter().filter(|c| graph.role(c.placeholder).is_constant_data()).map(|c| c.copies()).sum::<usize>(),
+                "constant_copy_bytes": m.constant_copy_bytes(),
+                "violations": verdict.violations().count(),
+                "estimate_us": plan.estimate.total_us,
+                "stock_estimate_us": plan.stock.estimate.total_us,
             })
-        });
+        };
+        let cost = || {
+            json!({
+                "model": plan.cost,
+                "estimate": plan.estimate,
+                "stock_estimate": plan.stock.estimate,
+                "candidates_estimated": plan.candidates_estimated,
+            })
+        };
+        let alone = PlanAlone::of(graph, analysis, plan, members.clone());
         let mut map = s.serialize_map(Some(members.len()))?;
-        if shown(Member::Schema) {
-            map.serialize_entry("schema", PLAN_SCHEMA)?;
-        }
-        if shown(Member::Options) {
-            map.serialize_entry("options", &plan.options)?;
-        }
-        if shown(Member::Cost) {
-            map.serialize_entry("cost", &cost)?;
-        }
-        if shown(Member::NodeTags) {
-            map.serialize_entry("node_tags", &node_tags(graph, &plan.tagging))?;
-        }
-        if shown(Member::Partitions) {
-            map.serialize_entry("partitions", &partitions(graph, m))?;
-        }
-        if shown(Member::Cuts) {
-            map.serialize_entry("cuts", &cuts)?;
-        }
-        if shown(Member::Buffers) {
-            map.serialize_entry("buffers", &buffers)?;
-        }
-        if shown(Member::Explanations) {
-            map.serialize_entry("explanations", &explanations)?;
-        }
-        if shown(Member::Stats) {
-            map.serialize_entry("stats", &stats)?;
+        for &member in &Member::ALL[members.clone()] {
+            match member {
+                Member::Schema => map.serialize_entry("schema", PLAN_SCHEMA)?,
+                Member::Options => map.serialize_entry("options", &plan.options)?,
+                Member::Cost => map.serialize_entry("cost", &cost())?,
+                Member::Explanations => map.serialize_entry("explanations", &explanations)?,
+                Member::Stats => map.serialize_entry("stats", &stats())?,
+                Member::NodeTags | Member::Partitions | Member::Cuts | Member::Buffers => {
+                    alone.entry(&mut map, member)?
+                }
+            }
         }
         map.end()
     }

@@ -9,7 +9,9 @@ mod units;
 mod whatif;
 
 pub use findings::{Explained, Step, explain, explain_all, render_path};
-pub use json::{CheckDocument, PlanDocument, check_json, plan_json, plan_json_pretty};
+pub use json::{
+    CheckDocument, PlanDocument, PlanText, check_json, plan_alone_json, plan_json, plan_json_text,
+};
 pub use reasons::{Prose, options_refusal};
 pub use text::{check_text, manifest_diff_text, plan_text};
 pub use whatif::{Answered, Base, comparison_table, whatif_json, whatif_text};
