@@ -5,7 +5,7 @@
 use crate::options::Options;
 use bitflags::bitflags;
 use compact_str::CompactString;
-use hashbrown::{DefaultHashBuilder, HashTable};
+use hashbrown::DefaultHashBuilder;
 use smallvec::SmallVec;
 use std::fmt;
 use std::hash::BuildHasher;
@@ -217,43 +217,122 @@ pub struct Graph {
     pub(crate) names: NameIndex,
 }
 
-/// Node name to id, hashing the names where the nodes keep them rather than copying them.
+/// Node name to id, hashing the names where the nodes keep them rather than copying them: open
+/// addressing, probing one slot after another, each slot a node id and the high half of its name's
+/// hash, so that a probe reads a node's name only when those match. A million names make a table
+/// far larger than the caches, and inserting is then a cache miss: a reader that knows a name early
+/// ([`NameIndex::prefetch`]) has its slot fetched while it reads the rest of the node.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct NameIndex {
-    table: HashTable<NodeId>,
+    /// `EMPTY`, or `hash >> 32 << 32 | id + 1`; a power of two long (or none). Empty is not zero:
+    /// a table of zeros would be memory the kernel maps on first touch, and a probe reading an
+    /// untouched page before a write would fault twice.
+    slots: Vec<u64>,
+    len: usize,
     hasher: DefaultHashBuilder,
+}
+
+const EMPTY: u64 = u64::MAX;
+
+/// The node a full slot holds (ids stay below `u32::MAX - 1`: import refuses more nodes).
+fn held(slot: u64) -> usize {
+    (slot as u32 - 1) as usize
 }
 
 impl NameIndex {
     /// Room for `n` names without growing: growing rehashes every name read so far.
     pub(crate) fn reserve(&mut self, nodes: &[Node], n: usize) {
-        let hasher = &self.hasher;
-        self.table
-            .reserve(n, |id| hasher.hash_one(nodes[id.index()].name.as_str()));
+        // At most three quarters full.
+        let wanted = (self.len + n).saturating_mul(4) / 3 + 1;
+        if wanted > self.slots.len() {
+            self.rebuild(nodes, wanted.next_power_of_two());
+        }
+    }
+
+    /// The hash a name is indexed under.
+    pub(crate) fn hash(&self, name: &str) -> u64 {
+        self.hasher.hash_one(name)
+    }
+
+    /// Asks the processor to fetch the slot where a name of this hash is found or goes, ahead of
+    /// finding or inserting it. Only a hint: nothing changes.
+    #[inline]
+    pub(crate) fn prefetch(&self, hash: u64) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(slot) = self.slots.get(self.home(hash)) {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            // SAFETY: a prefetch never faults, and this address is inside the table.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>((slot as *const u64).cast()) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = hash;
+    }
+
+    fn home(&self, hash: u64) -> usize {
+        hash as usize & self.slots.len().wrapping_sub(1)
+    }
+
+    /// The slot holding `name` (hashed to `hash`), or the empty one where it would go.
+    fn probe(&self, nodes: &[Node], name: &str, hash: u64) -> Result<usize, usize> {
+        let tag = hash >> 32 << 32;
+        let mask = self.slots.len() - 1;
+        let mut at = hash as usize & mask;
+        loop {
+            let slot = self.slots[at];
+            if slot == EMPTY {
+                return Err(at);
+            }
+            if slot >> 32 << 32 == tag && nodes[held(slot)].name == name {
+                return Ok(at);
+            }
+            at = (at + 1) & mask;
+        }
     }
 
     pub(crate) fn find(&self, nodes: &[Node], name: &str) -> Option<NodeId> {
-        let hash = self.hasher.hash_one(name);
-        self.table
-            .find(hash, |id| nodes[id.index()].name == name)
-            .copied()
+        if self.len == 0 {
+            return None;
+        }
+        let found = self.probe(nodes, name, self.hash(name)).ok()?;
+        Some(NodeId(held(self.slots[found]) as u32))
     }
 
     /// Indexes `nodes[id]` under its name; the id already there when the name is taken.
     pub(crate) fn insert(&mut self, nodes: &[Node], id: NodeId) -> Result<(), NodeId> {
-        let name = nodes[id.index()].name.as_str();
-        let hasher = &self.hasher;
-        let entry = self.table.entry(
-            hasher.hash_one(name),
-            |other| nodes[other.index()].name == name,
-            |other| hasher.hash_one(nodes[other.index()].name.as_str()),
-        );
-        match entry {
-            hashbrown::hash_table::Entry::Occupied(first) => Err(*first.get()),
-            hashbrown::hash_table::Entry::Vacant(slot) => {
-                slot.insert(id);
+        let hash = self.hash(&nodes[id.index()].name);
+        self.insert_hashed(nodes, id, hash)
+    }
+
+    /// [`NameIndex::insert`], the name's hash known.
+    pub(crate) fn insert_hashed(
+        &mut self,
+        nodes: &[Node],
+        id: NodeId,
+        hash: u64,
+    ) -> Result<(), NodeId> {
+        if (self.len + 1) * 4 > self.slots.len() * 3 {
+            self.rebuild(nodes, (self.slots.len() * 2).max(16));
+        }
+        match self.probe(nodes, &nodes[id.index()].name, hash) {
+            Ok(taken) => Err(NodeId(held(self.slots[taken]) as u32)),
+            Err(empty) => {
+                self.slots[empty] = hash >> 32 << 32 | u64::from(id.0 + 1);
+                self.len += 1;
                 Ok(())
             }
+        }
+    }
+
+    /// The same names in a table of `size` slots.
+    fn rebuild(&mut self, nodes: &[Node], size: usize) {
+        let old = std::mem::replace(&mut self.slots, vec![EMPTY; size]);
+        let mask = size - 1;
+        for slot in old.into_iter().filter(|&s| s != EMPTY) {
+            let mut at = self.hash(&nodes[held(slot)].name) as usize & mask;
+            while self.slots[at] != EMPTY {
+                at = (at + 1) & mask;
+            }
+            self.slots[at] = slot;
         }
     }
 }
@@ -328,6 +407,61 @@ mod tests {
         );
         assert_eq!(meta(vec![Dim::Static(2)], "quint4x2").bytes(), None);
         assert_eq!(TensorMeta::default().bytes(), None);
+    }
+
+    fn named(names: impl IntoIterator<Item = String>) -> Vec<Node> {
+        (names.into_iter())
+            .map(|name| Node {
+                name: name.into(),
+                op: OpKind::CallFunction,
+                target: "aten.add.Tensor".into(),
+                args: SmallVec::new(),
+                kwargs: Box::new([]),
+                inputs: SmallVec::new(),
+                supported: false,
+                stock_tag: None,
+                module_path: None,
+                meta: TensorMeta::default(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_name_index_finds_every_name_through_growth_and_keeps_the_first_of_two() {
+        // Long names (kept outside the node) and short ones; no room reserved, so it grows.
+        let nodes = named((0..5000).map(|i| {
+            if i % 2 == 0 {
+                format!("n{i}")
+            } else {
+                format!("aten_slice_scatter_default_{i}")
+            }
+        }));
+        let mut index = NameIndex::default();
+        assert_eq!(index.find(&nodes, "n0"), None);
+        for i in 0..nodes.len() as u32 {
+            assert_eq!(index.insert(&nodes, NodeId(i)), Ok(()));
+        }
+        for (i, node) in nodes.iter().enumerate() {
+            assert_eq!(index.find(&nodes, &node.name), Some(NodeId(i as u32)));
+        }
+        assert_eq!(index.find(&nodes, "n1"), None);
+        assert_eq!(index.find(&nodes, ""), None);
+        // A second node of a taken name is refused with the first's id, and changes nothing.
+        let mut twice = nodes.clone();
+        twice.extend(named(["n42".to_string()]));
+        let hash = index.hash("n42");
+        index.prefetch(hash);
+        assert_eq!(
+            index.insert_hashed(&twice, NodeId(5000), hash),
+            Err(NodeId(42))
+        );
+        assert_eq!(index.find(&twice, "n42"), Some(NodeId(42)));
+        // Reserving room keeps what is there.
+        index.reserve(&nodes, 100_000);
+        assert_eq!(
+            index.find(&nodes, "aten_slice_scatter_default_4999"),
+            Some(NodeId(4999))
+        );
     }
 
     #[test]

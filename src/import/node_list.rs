@@ -101,8 +101,19 @@ impl NodeList {
         let stop = bad_reference
             .as_ref()
             .map_or(self.nodes.len(), |&(node, ..)| node);
-        for i in base as usize..self.nodes.len() {
-            if let Err(first) = self.names.insert(&self.nodes, NodeId(i as u32))
+        // Each name's slot fetched a few names ahead of inserting it: the table is far larger
+        // than the caches.
+        const AHEAD: usize = 8;
+        let hashes: Vec<u64> = (self.nodes[base as usize..].iter())
+            .map(|n| self.names.hash(&n.name))
+            .collect();
+        for (i, &hash) in (base as usize..).zip(&hashes) {
+            if let Some(&later) = hashes.get(i - base as usize + AHEAD) {
+                self.names.prefetch(later);
+            }
+            if let Err(first) = self
+                .names
+                .insert_hashed(&self.nodes, NodeId(i as u32), hash)
                 && i < stop
             {
                 self.problem(Problem::Duplicate {

@@ -60,7 +60,12 @@ impl<'t> Scanner<'t> {
             let field = NODE_FIELDS.iter().position(|f| *f == key)?;
             first_time(&mut seen, field)?;
             match key {
-                "name" => parts.name = Some(CompactString::new(s.string()?)),
+                "name" => {
+                    let name = s.string()?;
+                    // Its slot in the name index fetched while the rest of the node is read.
+                    list.names.prefetch(list.names.hash(name));
+                    parts.name = Some(CompactString::new(name));
+                }
                 "op" => parts.op = Some(op_kind(s.string()?)?),
                 "target" => parts.target = Some(Key::Borrowed(s.string()?)),
                 "args" => {
