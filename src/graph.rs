@@ -9,7 +9,7 @@ use hashbrown::DefaultHashBuilder;
 use smallvec::SmallVec;
 use std::fmt;
 use std::hash::BuildHasher;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A string many nodes share (op targets, dtypes, tags), stored once per graph.
 pub type Symbol = Arc<str>;
@@ -229,7 +229,14 @@ pub(crate) struct NameIndex {
     /// untouched page before a write would fault twice.
     slots: Vec<u64>,
     len: usize,
-    hasher: DefaultHashBuilder,
+}
+
+/// The name hasher of every index in this process: seeded at random once (a document cannot aim
+/// its names at one slot), and the same for the tables two threads fill, so that one's hashes
+/// serve the other.
+fn name_hasher() -> &'static DefaultHashBuilder {
+    static HASHER: OnceLock<DefaultHashBuilder> = OnceLock::new();
+    HASHER.get_or_init(DefaultHashBuilder::default)
 }
 
 const EMPTY: u64 = u64::MAX;
@@ -251,7 +258,7 @@ impl NameIndex {
 
     /// The hash a name is indexed under.
     pub(crate) fn hash(&self, name: &str) -> u64 {
-        self.hasher.hash_one(name)
+        name_hasher().hash_one(name)
     }
 
     /// Asks the processor to fetch the slot where a name of this hash is found or goes, ahead of
@@ -297,19 +304,9 @@ impl NameIndex {
         Some(NodeId(held(self.slots[found]) as u32))
     }
 
-    /// Indexes `nodes[id]` under its name; the id already there when the name is taken.
-    pub(crate) fn insert(&mut self, nodes: &[Node], id: NodeId) -> Result<(), NodeId> {
-        let hash = self.hash(&nodes[id.index()].name);
-        self.insert_hashed(nodes, id, hash)
-    }
-
-    /// [`NameIndex::insert`], the name's hash known.
-    pub(crate) fn insert_hashed(
-        &mut self,
-        nodes: &[Node],
-        id: NodeId,
-        hash: u64,
-    ) -> Result<(), NodeId> {
+    /// Indexes `nodes[id]` under its name, whose hash is `hash` ([`NameIndex::hash`]); the id
+    /// already there when the name is taken.
+    pub(crate) fn insert(&mut self, nodes: &[Node], id: NodeId, hash: u64) -> Result<(), NodeId> {
         if (self.len + 1) * 4 > self.slots.len() * 3 {
             self.rebuild(nodes, (self.slots.len() * 2).max(16));
         }
@@ -438,8 +435,9 @@ mod tests {
         }));
         let mut index = NameIndex::default();
         assert_eq!(index.find(&nodes, "n0"), None);
-        for i in 0..nodes.len() as u32 {
-            assert_eq!(index.insert(&nodes, NodeId(i)), Ok(()));
+        for (i, node) in nodes.iter().enumerate() {
+            let hash = index.hash(&node.name);
+            assert_eq!(index.insert(&nodes, NodeId(i as u32), hash), Ok(()));
         }
         for (i, node) in nodes.iter().enumerate() {
             assert_eq!(index.find(&nodes, &node.name), Some(NodeId(i as u32)));
@@ -451,10 +449,7 @@ mod tests {
         twice.extend(named(["n42".to_string()]));
         let hash = index.hash("n42");
         index.prefetch(hash);
-        assert_eq!(
-            index.insert_hashed(&twice, NodeId(5000), hash),
-            Err(NodeId(42))
-        );
+        assert_eq!(index.insert(&twice, NodeId(5000), hash), Err(NodeId(42)));
         assert_eq!(index.find(&twice, "n42"), Some(NodeId(42)));
         // Reserving room keeps what is there.
         index.reserve(&nodes, 100_000);

@@ -204,7 +204,7 @@ fn read_node(text: &str, at: usize, list: &mut NodeList) -> Option<usize> {
 /// node list, or when told to stop.
 fn read_tail(text: &str, start: usize, stop: &AtomicBool) -> Tail {
     let bytes = text.as_bytes();
-    let mut list = NodeList::for_bytes(text.len() - start);
+    let mut list = NodeList::for_bytes(text.len() - start).keeping_hashes();
     let mut at = start;
     loop {
         if stop.load(Ordering::Relaxed) {

@@ -5,7 +5,9 @@
 
 use super::references::{UNRESOLVED, for_each_reference};
 use crate::graph::{Dim, NameIndex, Node, NodeId, OpKind, Symbol};
+use crate::threads::{join, two_cores};
 use hashbrown::HashSet;
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 #[derive(Debug)]
@@ -40,6 +42,9 @@ pub(super) struct NodeList {
     shapes: HashSet<Arc<[Dim]>>,
     /// Reused while reading each node's shape.
     pub scratch: Vec<Dim>,
+    /// Each node's name hash, kept by a list that will be appended to another
+    /// ([`NodeList::keeping_hashes`]): indexing its names there needs them again.
+    hashes: Option<Vec<u64>>,
 }
 
 impl NodeList {
@@ -54,6 +59,12 @@ impl NodeList {
         list
     }
 
+    /// This list, keeping its names' hashes for the list it will be appended to.
+    pub fn keeping_hashes(mut self) -> Self {
+        self.hashes = Some(Vec::with_capacity(self.nodes.capacity()));
+        self
+    }
+
     /// Appends the nodes another thread read after this list's last node (their ids start at 0),
     /// as if this list had read them: ids shifted, names indexed (a name already taken is a
     /// duplicate), tags taken from this list, problems kept in reading order. Each step is a pass
@@ -66,18 +77,14 @@ impl NodeList {
             problem,
             outputs,
             placeholder_reading,
+            tags,
+            hashes,
             ..
         } = tail;
-        for node in &mut nodes {
-            for_each_reference(node, |id| {
-                if *id != UNRESOLVED {
-                    id.0 += base;
-                }
-            });
-            for id in node.inputs.iter_mut().filter(|id| **id != UNRESOLVED) {
-                id.0 += base;
+        if !tags.is_empty() {
+            for node in &mut nodes {
+                node.stock_tag = node.stock_tag.take().map(|t| intern(&mut self.tags, &t));
             }
-            node.stock_tag = node.stock_tag.take().map(|t| intern(&mut self.tags, &t));
         }
         self.outputs.extend(outputs.iter().map(|o| o + base));
         if let Some(p) = placeholder_reading {
@@ -85,7 +92,7 @@ impl NodeList {
         }
         self.pending
             .extend(pending.into_iter().map(|(node, name)| (node + base, name)));
-        self.nodes.append(&mut nodes);
+        move_shifted(&mut self.nodes, nodes, base);
         // The first problem in reading order: this list's own, else the tail's first malformed
         // reference or first duplicate name, whichever node comes first (a node's references are
         // read before its name is indexed). The tail's duplicates among its own nodes are found
@@ -104,16 +111,19 @@ impl NodeList {
         // Each name's slot fetched a few names ahead of inserting it: the table is far larger
         // than the caches.
         const AHEAD: usize = 8;
-        let hashes: Vec<u64> = (self.nodes[base as usize..].iter())
-            .map(|n| self.names.hash(&n.name))
-            .collect();
+        // The second thread keeps them as it reads; recomputed for a list that did not.
+        let hashes = hashes
+            .filter(|h| h.len() == self.nodes.len() - base as usize)
+            .unwrap_or_else(|| {
+                (self.nodes[base as usize..].iter())
+                    .map(|n| self.names.hash(&n.name))
+                    .collect()
+            });
         for (i, &hash) in (base as usize..).zip(&hashes) {
             if let Some(&later) = hashes.get(i - base as usize + AHEAD) {
                 self.names.prefetch(later);
             }
-            if let Err(first) = self
-                .names
-                .insert_hashed(&self.nodes, NodeId(i as u32), hash)
+            if let Err(first) = self.names.insert(&self.nodes, NodeId(i as u32), hash)
                 && i < stop
             {
                 self.problem(Problem::Duplicate {
@@ -141,8 +151,12 @@ impl NodeList {
             }
             _ => {}
         }
+        let hash = self.names.hash(&node.name);
         self.nodes.push(node);
-        if let Err(first) = self.names.insert(&self.nodes, id) {
+        if let Some(hashes) = &mut self.hashes {
+            hashes.push(hash);
+        }
+        if let Err(first) = self.names.insert(&self.nodes, id, hash) {
             self.problem(Problem::Duplicate {
                 first: first.index(),
                 second: id.index(),
@@ -168,6 +182,57 @@ impl NodeList {
     /// Keeps `p` unless an earlier node already has a problem: import reports the first.
     pub fn problem(&mut self, p: Problem) {
         self.problem.get_or_insert(p);
+    }
+}
+
+/// Below this many nodes (about 2 MB) a list is moved on one thread: starting a second costs
+/// about a tenth of a millisecond here.
+const MOVE_ON_TWO_THREADS_FROM: usize = 10_000;
+
+/// Moves `from`'s nodes to the end of `to`, every reference they hold shifted by `base` (their
+/// ids counted from `to`'s end), on two threads for a long list: most of the time is the first
+/// touch of `to`'s fresh memory, page by page, which two cores share.
+fn move_shifted(to: &mut Vec<Node>, mut from: Vec<Node>, base: u32) {
+    let shift = |node: &mut Node| {
+        for_each_reference(node, |id| {
+            if *id != UNRESOLVED {
+                id.0 += base;
+            }
+        });
+        for id in node.inputs.iter_mut().filter(|id| **id != UNRESOLVED) {
+            id.0 += base;
+        }
+    };
+    // A few hundred nodes at a time, shifted then copied while in cache.
+    let copy = |src: &mut [Node], dst: &mut [MaybeUninit<Node>]| {
+        for (src, dst) in src.chunks_mut(256).zip(dst.chunks_mut(256)) {
+            src.iter_mut().for_each(shift);
+            // SAFETY: `dst` is as long as `src` and in another allocation; the nodes are copied bit
+            // for bit, and `from` forgets them once every copy is made (below).
+            unsafe {
+                std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().cast(), src.len());
+            }
+        }
+    };
+    let n = from.len();
+    to.reserve(n);
+    let spare = &mut to.spare_capacity_mut()[..n];
+    if n >= MOVE_ON_TWO_THREADS_FROM && two_cores() {
+        let (src_first, src_second) = from.split_at_mut(n / 2);
+        let (dst_first, dst_second) = spare.split_at_mut(n / 2);
+        std::thread::scope(|scope| {
+            let second = scope.spawn(|| copy(src_second, dst_second));
+            copy(src_first, dst_first);
+            join(second);
+        });
+    } else {
+        copy(&mut from, spare);
+    }
+    // SAFETY: `to`'s next `n` slots now hold `from`'s nodes, each initialised by a copy above; a
+    // panic before this point leaves them owned by `from` alone.
+    unsafe {
+        from.set_len(0);
+        to.set_len(to.len() + n);
     }
 }
 

@@ -343,6 +343,7 @@ fn the_second_thread_starts_only_at_a_node_in_the_list() {
 
 #[test]
 fn parse_graph_reads_a_large_document_on_two_threads() {
+    // The second thread's 15,000 nodes are also moved into the first list on two threads.
     let text = crate::synthetic::generate(30_000, 12).expect("generates");
     assert!(text.len() > MIN_BYTES);
     let from = (text.len() as f64 * SECOND_THREAD_FROM) as usize;
