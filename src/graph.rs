@@ -246,6 +246,19 @@ fn held(slot: u64) -> usize {
     (slot as u32 - 1) as usize
 }
 
+/// Asks the processor to bring the cache line at `address` in: a hint, never a fault.
+#[inline]
+fn prefetch_address<T>(address: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing and never faults, whatever the address.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(address.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
+}
+
 impl NameIndex {
     /// Room for `n` names without growing: growing rehashes every name read so far.
     pub(crate) fn reserve(&mut self, nodes: &[Node], n: usize) {
@@ -265,14 +278,9 @@ impl NameIndex {
     /// finding or inserting it. Only a hint: nothing changes.
     #[inline]
     pub(crate) fn prefetch(&self, hash: u64) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(slot) = self.slots.get(self.home(hash)) {
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            // SAFETY: a prefetch never faults, and this address is inside the table.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>((slot as *const u64).cast()) };
+            prefetch_address(slot);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = hash;
     }
 
     fn home(&self, hash: u64) -> usize {
@@ -302,6 +310,36 @@ impl NameIndex {
         }
         let found = self.probe(nodes, name, self.hash(name)).ok()?;
         Some(NodeId(held(self.slots[found]) as u32))
+    }
+
+    /// Each of `names`' node, as [`NameIndex::find`] finds them one by one, sooner when they are
+    /// many: a lookup waits on memory three times (the slot, the node in it, a long name's
+    /// bytes), so each name's slot is fetched sixteen names ahead, the node in it eight ahead and
+    /// that node's name four ahead, and the waits overlap.
+    pub(crate) fn find_many(&self, nodes: &[Node], names: &[&str]) -> Vec<Option<NodeId>> {
+        if self.len == 0 {
+            return vec![None; names.len()];
+        }
+        let hashes: Vec<u64> = names.iter().map(|n| self.hash(n)).collect();
+        let candidate = |at: usize| {
+            let slot = *hashes.get(at).and_then(|&h| self.slots.get(self.home(h)))?;
+            (slot != EMPTY).then(|| &nodes[held(slot)])
+        };
+        let mut found = Vec::with_capacity(names.len());
+        for (i, (name, &hash)) in names.iter().zip(&hashes).enumerate() {
+            if let Some(&later) = hashes.get(i + 16) {
+                self.prefetch(later);
+            }
+            if let Some(node) = candidate(i + 8) {
+                prefetch_address(node);
+            }
+            if let Some(node) = candidate(i + 4) {
+                prefetch_address(node.name.as_ptr());
+            }
+            let at = self.probe(nodes, name, hash).ok();
+            found.push(at.map(|at| NodeId(held(self.slots[at]) as u32)));
+        }
+        found
     }
 
     /// Indexes `nodes[id]` under its name, whose hash is `hash` ([`NameIndex::hash`]); the id
@@ -444,6 +482,16 @@ mod tests {
         }
         assert_eq!(index.find(&nodes, "n1"), None);
         assert_eq!(index.find(&nodes, ""), None);
+        // Many at once, as one by one.
+        let mut asked: Vec<String> = nodes.iter().map(|n| n.name.to_string()).collect();
+        asked.extend(["n1".to_string(), String::new(), "n4998".to_string()]);
+        let asked: Vec<&str> = asked.iter().map(String::as_str).collect();
+        let one_by_one: Vec<Option<NodeId>> = asked.iter().map(|a| index.find(&nodes, a)).collect();
+        assert_eq!(index.find_many(&nodes, &asked), one_by_one);
+        assert_eq!(
+            NameIndex::default().find_many(&nodes, &asked[..2]),
+            [None, None]
+        );
         // A second node of a taken name is refused with the first's id, and changes nothing.
         let mut twice = nodes.clone();
         twice.extend(named(["n42".to_string()]));

@@ -18,7 +18,7 @@ use crate::graph::{Graph, MutableBuffer, NameIndex, Node, NodeId, NodeRoles, OpK
 use crate::options::Options;
 use bridge::{DocumentSeed, RawDocument, RawSignature, SchemaProbe};
 use indexmap::IndexMap;
-use node_list::{NodeList, Problem};
+use node_list::{NodeList, Problem, getitem_of_one};
 use references::resolve_forward_references;
 use serde::de::DeserializeSeed;
 use std::collections::HashMap;
@@ -97,6 +97,8 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
         problem,
         outputs,
         placeholder_reading,
+        getitem_not_of_one,
+        ops,
         tags,
         ..
     } = list;
@@ -138,7 +140,7 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
         }
     };
     check_no_reads_of_output(&nodes, output, &resolved)?;
-    check_getitems(&nodes)?;
+    check_getitems(&nodes, getitem_not_of_one, &resolved)?;
     // References resolved while reading point backwards; FX order holds unless one resolved
     // afterwards points forwards (or at its own node).
     let in_fx_order = resolved.iter().all(|&(node, id)| id.0 < node);
@@ -147,7 +149,7 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
     let options = options.apply_to(&Options::default());
     Ok(Graph {
         stock_partitions: tags.len(),
-        ops: nodes.iter().map(|n| n.op).collect(),
+        ops,
         nodes,
         roles,
         signature,
@@ -182,13 +184,29 @@ fn check_no_reads_of_output(
 }
 
 /// A `getitem` indexes the output of one multi-output op: the planner and the checker keep the two
-/// together (TUPLE_WHOLE), which a getitem reading several nodes would make impossible.
-fn check_getitems(nodes: &[Node]) -> Result<(), ImportError> {
-    match nodes.iter().find(|n| n.is_getitem() && n.inputs.len() != 1) {
-        Some(n) => Err(ImportError::GetitemInputs {
-            node: n.name.to_string(),
-            count: n.inputs.len(),
-        }),
+/// together (TUPLE_WHOLE), which a getitem reading several nodes would make impossible. Reading
+/// found the first such getitem among nodes whose references were all resolved as they were read
+/// (`read`); those with a reference resolved since (`resolved`) are judged here. The first in
+/// node order is reported.
+fn check_getitems(
+    nodes: &[Node],
+    read: Option<u32>,
+    resolved: &[(u32, NodeId)],
+) -> Result<(), ImportError> {
+    let late = (resolved.iter().map(|&(node, _)| node))
+        .filter(|&node| {
+            let n = &nodes[node as usize];
+            n.is_getitem() && !getitem_of_one(n)
+        })
+        .min();
+    match read.into_iter().chain(late).min() {
+        Some(node) => {
+            let n = &nodes[node as usize];
+            Err(ImportError::GetitemInputs {
+                node: n.name.to_string(),
+                count: n.inputs.len(),
+            })
+        }
         None => Ok(()),
     }
 }
@@ -363,8 +381,8 @@ fn resolve_signature(
 fn find_all(names: &NameIndex, nodes: &[Node], keys: &[&str]) -> Vec<Option<(NodeId, OpKind)>> {
     const ON_TWO_THREADS_FROM: usize = 20_000;
     let find = |keys: &[&str]| -> Vec<_> {
-        keys.iter()
-            .map(|k| names.find(nodes, k).map(|id| (id, nodes[id.index()].op)))
+        (names.find_many(nodes, keys).into_iter())
+            .map(|id| id.map(|id| (id, nodes[id.index()].op)))
             .collect()
     };
     if keys.len() < ON_TWO_THREADS_FROM || !threads::two_cores() {

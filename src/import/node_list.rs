@@ -34,6 +34,11 @@ pub(super) struct NodeList {
     pub outputs: Vec<u32>,
     /// The first placeholder that reads another node (an error import reports).
     pub placeholder_reading: Option<u32>,
+    /// The first getitem whose inputs are all read and are not one node (an error import
+    /// reports); one reading a later node is judged once that reference is resolved.
+    pub getitem_not_of_one: Option<u32>,
+    /// Each node's kind, in order: the graph's packed `ops`, gathered while each node is at hand.
+    pub ops: Vec<OpKind>,
     /// Distinct delegation tags: the stock proposal's partitions.
     pub tags: HashSet<Symbol>,
     /// How deep values nest inside the nodes read so far.
@@ -55,6 +60,7 @@ impl NodeList {
         let mut list = NodeList::default();
         let guess = bytes / 200;
         list.nodes.reserve(guess);
+        list.ops.reserve(guess);
         list.names.reserve(&list.nodes, guess);
         list
     }
@@ -77,6 +83,8 @@ impl NodeList {
             problem,
             outputs,
             placeholder_reading,
+            getitem_not_of_one,
+            ops,
             tags,
             hashes,
             ..
@@ -90,6 +98,10 @@ impl NodeList {
         if let Some(p) = placeholder_reading {
             self.placeholder_reading.get_or_insert(p + base);
         }
+        if let Some(g) = getitem_not_of_one {
+            self.getitem_not_of_one.get_or_insert(g + base);
+        }
+        self.ops.extend_from_slice(&ops);
         self.pending
             .extend(pending.into_iter().map(|(node, name)| (node + base, name)));
         move_shifted(&mut self.nodes, nodes, base);
@@ -151,6 +163,10 @@ impl NodeList {
             }
             _ => {}
         }
+        if node.is_getitem() && !getitem_of_one(&node) && !node.inputs.contains(&UNRESOLVED) {
+            self.getitem_not_of_one.get_or_insert(id.0);
+        }
+        self.ops.push(node.op);
         let hash = self.names.hash(&node.name);
         self.nodes.push(node);
         if let Some(hashes) = &mut self.hashes {
@@ -234,6 +250,12 @@ fn move_shifted(to: &mut Vec<Node>, mut from: Vec<Node>, base: u32) {
         from.set_len(0);
         to.set_len(to.len() + n);
     }
+}
+
+/// Whether a getitem node reads one node, as a getitem must: it indexes the output of one
+/// multi-output op.
+pub(super) fn getitem_of_one(node: &Node) -> bool {
+    node.inputs.len() == 1
 }
 
 /// `s` as stored in `set`, stored there first if it is new.

@@ -17,14 +17,16 @@ pub(super) fn resolve_forward_references(
     names: &NameIndex,
     pending: Vec<(u32, String)>,
 ) -> Result<Vec<(u32, NodeId)>, ImportError> {
+    let asked: Vec<&str> = pending.iter().map(|(_, name)| name.as_str()).collect();
+    let found = names.find_many(nodes, &asked);
     let mut resolved: Vec<(u32, NodeId)> = Vec::with_capacity(pending.len());
-    for (node, name) in pending {
-        match names.find(nodes, &name) {
-            Some(id) => resolved.push((node, id)),
+    for ((node, name), found) in pending.iter().zip(found) {
+        match found {
+            Some(id) => resolved.push((*node, id)),
             None => {
                 return Err(ImportError::UnknownNode {
-                    node: nodes[node as usize].name.to_string(),
-                    reference: name,
+                    node: nodes[*node as usize].name.to_string(),
+                    reference: name.clone(),
                 });
             }
         }

@@ -341,3 +341,37 @@ fn a_getitem_reads_exactly_one_node() {
         .op("item", "getitem", &["pair"], true);
     assert!(parse_graph(&b.to_json()).is_ok());
 }
+
+#[test]
+fn a_getitem_reading_a_later_node_is_judged_once_the_reference_is_resolved() {
+    // `item` is moved before the nodes it reads: its references are resolved after reading.
+    let document = |item_reads: &[&str], late: Option<&[&str]>| {
+        let mut b = seed_like();
+        b.op("pair", "aten.mul.Tensor", &["x"], true)
+            .op("item", "getitem", item_reads, true);
+        if let Some(reads) = late {
+            b.op("late", "getitem", reads, true);
+        }
+        let mut doc: serde_json::Value = serde_json::from_str(&b.to_json()).unwrap();
+        let nodes = doc["nodes"].as_array_mut().unwrap();
+        let at = nodes.iter().position(|n| n["name"] == "item").unwrap();
+        let item = nodes.remove(at);
+        nodes.insert(1, item);
+        parse_graph(&doc.to_string())
+    };
+    assert!(document(&["pair"], None).is_ok());
+    let two = |node: &str| ImportError::GetitemInputs {
+        node: node.into(),
+        count: 2,
+    };
+    assert_eq!(document(&["pair", "x"], None).unwrap_err(), two("item"));
+    // Of two such getitems, the first in the list is reported, whenever it was judged.
+    assert_eq!(
+        document(&["pair", "x"], Some(&["pair", "x"])).unwrap_err(),
+        two("item")
+    );
+    assert_eq!(
+        document(&["pair"], Some(&["pair", "x"])).unwrap_err(),
+        two("late")
+    );
+}

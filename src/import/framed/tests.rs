@@ -190,6 +190,26 @@ fn errors_anywhere_are_those_of_one_thread() {
             edited(|v| node_mut(v, "op_13")["args"][1] = json!({"node": [[{"a": 1}]]})),
         ),
         (
+            "getitem of two",
+            edited(|v| node_mut(v, "op_5")["target"] = json!("getitem")),
+        ),
+        (
+            "getitem of two, one read later, before a getitem of two read at once",
+            edited(|v| {
+                node_mut(v, "op_3")["target"] = json!("getitem");
+                node_mut(v, "op_3")["args"] = json!([{"node": "op_2"}, {"node": "op_21"}]);
+                node_mut(v, "op_20")["target"] = json!("getitem");
+            }),
+        ),
+        (
+            "getitem of two read at once, before a getitem of two, one read later",
+            edited(|v| {
+                node_mut(v, "op_4")["target"] = json!("getitem");
+                node_mut(v, "op_18")["target"] = json!("getitem");
+                node_mut(v, "op_18")["args"] = json!([{"node": "op_17"}, {"node": "op_22"}]);
+            }),
+        ),
+        (
             "second output",
             edited(|v| node_mut(v, "op_15")["op"] = json!("output")),
         ),
