@@ -369,7 +369,7 @@ fn resolve_signature(
         signature.user_outputs.push(id);
     }
     signature.mutable_buffers =
-        resolve_mutations(&raw.buffers_to_mutate, &signature, nodes, &lookup, returned)?;
+        resolve_mutations(&raw.buffers_to_mutate, &signature, nodes, names, returned)?;
     for b in &signature.mutable_buffers {
         roles[b.placeholder.index()] |= NodeRoles::MUTABLE_BUFFER;
         roles[b.writer.index()] |= NodeRoles::BUFFER_WRITER;
@@ -401,14 +401,19 @@ fn resolve_mutations(
     buffers_to_mutate: &IndexMap<String, String>,
     signature: &Signature,
     nodes: &[Node],
-    lookup: &dyn Fn(&'static str, &str) -> Result<NodeId, ImportError>,
+    names: &NameIndex,
     returned: &[NodeId],
 ) -> Result<Vec<MutableBuffer>, ImportError> {
     // A set: a model returns every mutated buffer, thousands of them in a large LLM.
     let returned: hashbrown::HashSet<NodeId> = returned.iter().copied().collect();
     let mut writer_of: IndexMap<&str, NodeId> = IndexMap::new();
-    for (writer_name, buffer) in buffers_to_mutate {
-        let writer = lookup("buffers_to_mutate", writer_name)?;
+    let writers: Vec<&str> = buffers_to_mutate.keys().map(String::as_str).collect();
+    let found = names.find_many(nodes, &writers);
+    for ((writer_name, buffer), found) in buffers_to_mutate.iter().zip(found) {
+        let writer = found.ok_or_else(|| ImportError::SignatureUnknownNode {
+            field: "buffers_to_mutate",
+            name: writer_name.clone(),
+        })?;
         if !returned.contains(&writer) {
             return Err(ImportError::WriterNotReturned {
                 name: writer_name.clone(),
