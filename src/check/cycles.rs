@@ -8,6 +8,9 @@ use petgraph::algo::{tarjan_scc, toposort};
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::{HashMap, HashSet, VecDeque};
 
+/// Quotient edge (by vertex) to the first graph edge behind it, for edges touching a partition.
+type EdgeOf = hashbrown::HashMap<(usize, usize), (NodeId, NodeId)>;
+
 impl Checker<'_> {
     /// ACYCLIC: contract every partition to one vertex; the result must be a DAG. Each cycle is
     /// reported with a concrete path: per non-convex partition the shortest path that leaves and
@@ -22,12 +25,25 @@ impl Checker<'_> {
         for _ in 0..parts + self.graph.len() {
             q.add_node(());
         }
-        let mut edge_of: HashMap<(usize, usize), (NodeId, NodeId)> = HashMap::new();
+        // The first graph edge behind each quotient edge that touches a partition. Between two
+        // untagged nodes there is one graph edge at most (a node's inputs are distinct), and the
+        // quotient edge is that edge: most edges of a large graph, kept out of the map.
+        let mut edge_of: EdgeOf = hashbrown::HashMap::new();
         for e in self.view.dag.raw_edges() {
             let (a, b) = (id(e.source()), id(e.target()));
             let (va, vb) = (vertex(a), vertex(b));
-            if va != vb && !self.is_copied(a, b) && !edge_of.contains_key(&(va, vb)) {
-                edge_of.insert((va, vb), (a, b));
+            if va == vb || self.is_copied(a, b) {
+                continue;
+            }
+            let first = (va >= parts && vb >= parts)
+                || match edge_of.entry((va, vb)) {
+                    hashbrown::hash_map::Entry::Occupied(_) => false,
+                    hashbrown::hash_map::Entry::Vacant(slot) => {
+                        slot.insert((a, b));
+                        true
+                    }
+                };
+            if first {
                 q.add_edge(NodeIndex::new(va), NodeIndex::new(vb), a);
             }
         }
@@ -117,7 +133,7 @@ impl Checker<'_> {
         &self,
         q: &DiGraph<(), NodeId>,
         scc: &[NodeIndex],
-        edge_of: &HashMap<(usize, usize), (NodeId, NodeId)>,
+        edge_of: &EdgeOf,
         parts: usize,
     ) -> Option<Vec<PathStep>> {
         let members: HashSet<NodeIndex> = scc.iter().copied().collect();
@@ -149,7 +165,15 @@ impl Checker<'_> {
         vertices.reverse(); // start, ..., last, start
         let mut steps: Vec<PathStep> = Vec::new();
         for pair in vertices.windows(2) {
-            let &(a, b) = edge_of.get(&(pair[0].index(), pair[1].index()))?;
+            let (va, vb) = (pair[0].index(), pair[1].index());
+            let (a, b) = match edge_of.get(&(va, vb)) {
+                Some(&edge) => edge,
+                // Two untagged nodes: the vertex is the node.
+                None if va >= parts && vb >= parts => {
+                    (NodeId((va - parts) as u32), NodeId((vb - parts) as u32))
+                }
+                None => return None,
+            };
             let jump = steps.last().is_some_and(|s: &PathStep| s.node != a);
             if steps.last().is_none_or(|s| s.node != a) {
                 steps.push(self.step(a, jump));

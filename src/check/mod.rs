@@ -89,6 +89,9 @@ struct Edges {
     position: Vec<usize>,
     /// Parameters, lifted constants and buffers nothing mutates, as the signature lists them.
     constant: Vec<bool>,
+    /// Each `getitem` whose first input is a `call_function` (the multi-output op it indexes),
+    /// with that op, in node order: what TUPLE_WHOLE looks at.
+    getitems: Vec<(NodeId, NodeId)>,
 }
 
 impl Edges {
@@ -97,9 +100,20 @@ impl Edges {
         for _ in 0..graph.len() {
             dag.add_node(());
         }
+        let mut getitems = Vec::new();
         for n in graph.ids() {
-            for &q in &graph.node(n).inputs {
+            let node = graph.node(n);
+            for &q in &node.inputs {
                 dag.add_edge(ix(q), ix(n), ());
+            }
+            // Read from the target here, not from the graph's own helper.
+            let getitem = node.op == OpKind::CallFunction
+                && node.target.rsplit('.').next() == Some("getitem");
+            if getitem
+                && let Some(&producer) = node.inputs.first()
+                && graph.op(producer) == OpKind::CallFunction
+            {
+                getitems.push((n, producer));
             }
         }
         let mut position = vec![0; graph.len()];
@@ -123,6 +137,7 @@ impl Edges {
             dag,
             position,
             constant,
+            getitems,
         }
     }
 }
@@ -180,43 +195,44 @@ impl<'a> Checker<'a> {
     }
 
     /// Each partition's ops, inputs and outputs, and the copies of tagged placeholders, from the
-    /// edges in node order.
+    /// edges in node order (the view's edge list, made in that order: a few bytes an edge, where
+    /// the nodes are a few hundred bytes each).
     fn derive_sides(&mut self) {
         let t = self.tagging;
         let mut sides: Vec<Side> = (0..t.partition_count()).map(|_| Side::default()).collect();
         let mut copied: Vec<Copied> = Vec::new();
         let mut copy_of: HashMap<NodeId, usize> = HashMap::new();
         for n in self.graph.ids() {
-            let here = t.partition(n);
-            if let Some(p) = here
+            if let Some(p) = t.partition(n)
                 && self.graph.op(n) == OpKind::CallFunction
             {
                 sides[p as usize].ops += 1;
             }
-            for &q in &self.graph.node(n).inputs {
-                let there = t.partition(q);
-                if there == here {
-                    continue;
-                }
-                if self.graph.op(q) == OpKind::Placeholder && there.is_some() {
-                    let k = *copy_of.entry(q).or_insert_with(|| {
-                        copied.push(Copied {
-                            placeholder: q,
-                            readers: Vec::new(),
-                        });
-                        copied.len() - 1
+        }
+        for edge in self.view.dag.raw_edges() {
+            let (q, n) = (id(edge.source()), id(edge.target()));
+            let (here, there) = (t.partition(n), t.partition(q));
+            if there == here {
+                continue;
+            }
+            if self.graph.op(q) == OpKind::Placeholder && there.is_some() {
+                let k = *copy_of.entry(q).or_insert_with(|| {
+                    copied.push(Copied {
+                        placeholder: q,
+                        readers: Vec::new(),
                     });
-                    if !copied[k].readers.contains(&here) {
-                        copied[k].readers.push(here);
-                    }
-                    continue;
+                    copied.len() - 1
+                });
+                if !copied[k].readers.contains(&here) {
+                    copied[k].readers.push(here);
                 }
-                if let Some(p) = here {
-                    sides[p as usize].inputs.insert(q);
-                }
-                if let Some(p) = there {
-                    sides[p as usize].outputs.insert(q);
-                }
+                continue;
+            }
+            if let Some(p) = here {
+                sides[p as usize].inputs.insert(q);
+            }
+            if let Some(p) = there {
+                sides[p as usize].outputs.insert(q);
             }
         }
         self.sides = sides;
@@ -292,7 +308,7 @@ impl<'a> Checker<'a> {
     /// executorch copies a tagged placeholder for each other side that reads it
     /// (`_maybe_duplicate_constant_nodes`) before it validates partitions: no dependency there.
     fn is_copied(&self, from: NodeId, to: NodeId) -> bool {
-        self.graph.node(from).op == OpKind::Placeholder
+        self.graph.op(from) == OpKind::Placeholder
             && self.tagging.partition(from).is_some()
             && self.tagging.partition(from) != self.tagging.partition(to)
     }
@@ -514,16 +530,7 @@ impl<'a> Checker<'a> {
     /// TUPLE_WHOLE: a `getitem` lives where the multi-output op it reads lives.
     fn tuples(&self) -> Vec<Finding> {
         let mut out = Vec::new();
-        for n in self.graph.ids() {
-            let node = self.graph.node(n);
-            let is_getitem = node.op == OpKind::CallFunction
-                && node.target.rsplit('.').next() == Some("getitem");
-            let Some(&producer) = node.inputs.first() else {
-                continue;
-            };
-            if !is_getitem || self.graph.op(producer) != OpKind::CallFunction {
-                continue;
-            }
+        for &(n, producer) in &self.view.getitems {
             if self.tagging.partition(n) != self.tagging.partition(producer) {
                 let fact = Fact::TupleSplit {
                     getitem: n,
