@@ -405,7 +405,7 @@ pub fn plan_graph_json(
         &GraphView::default(),
         &graph,
         &request,
-        |analysis, draft| report::plan_alone_json(&graph, analysis, draft),
+        |analysis, draft, found| report::plan_alone_json(&graph, analysis, draft, found),
     )?;
     let json =
         alone.and_then(|alone| report::plan_json_text(&graph, &analysis, &plan, &verdict, alone));

@@ -88,17 +88,18 @@ pub fn plan_and_verify_in(
     graph: &Graph,
     request: &PlanRequest,
 ) -> Result<(Analysis, Plan, Verdict), PlanError> {
-    plan_and_verify_then(view, graph, request, |_, _| ()).map(|(a, p, v, ())| (a, p, v))
+    plan_and_verify_then(view, graph, request, |_, _, _| ()).map(|(a, p, v, ())| (a, p, v))
 }
 
-/// [`plan_and_verify_in`], running `then` on the planner's side once the draft is checked: for a
-/// large document, while the stock side may still be at work. The CLI writes most of the plan
-/// document there ([`crate::report::plan_alone_json`]).
+/// [`plan_and_verify_in`], running `then` on the planner's side once the draft is checked, with the
+/// analysis, the draft and the checker's findings on it: for a large document, while the stock
+/// side may still be at work. The CLI writes most of the plan document there
+/// ([`crate::report::plan_alone_json`]).
 pub fn plan_and_verify_then<T>(
     view: &GraphView,
     graph: &Graph,
     request: &PlanRequest,
-    then: impl FnOnce(&Analysis, &Draft) -> T,
+    then: impl FnOnce(&Analysis, &Draft, &[Finding]) -> T,
 ) -> Result<(Analysis, Plan, Verdict, T), PlanError> {
     request.fits(graph)?;
     let index = Arc::new(GraphIndex::new(graph));
@@ -114,7 +115,7 @@ pub fn plan_and_verify_then<T>(
             let analysis = analyse_indexed(graph, Arc::clone(&index));
             let drafted = plan::draft(graph, &analysis, request).map(|draft| {
                 let findings = verify_plan(view, graph, &draft, request);
-                let then = then(&analysis, &draft);
+                let then = then(&analysis, &draft, &findings);
                 (draft, findings, then)
             });
             (analysis, drafted)

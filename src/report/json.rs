@@ -244,24 +244,61 @@ impl std::fmt::Display for PlanText {
     }
 }
 
-/// The members of the plan document that a draft already has (see [`PLAN_ALONE`]), written as one
-/// piece of [`plan_json_text`]: a caller can write them while the stock side is still at work.
+/// What of the plan document a draft already has, written: the members in [`PLAN_ALONE`], and the
+/// explanations of the planner's decisions and of the checker's findings on it. A caller can write
+/// it while the stock side is still at work; [`plan_json_text`] writes the rest around it.
+pub struct DraftJson {
+    /// A piece of the document: an object of the [`PLAN_ALONE`] members.
+    members: String,
+    /// The plan's explanations, as the items of the `explanations` array at their depth (empty
+    /// for none).
+    explanations: String,
+}
+
+/// The part of the plan document that the draft `plan` and the checker's findings on it (`found`)
+/// already say: see [`DraftJson`].
 pub fn plan_alone_json<S>(
     graph: &Graph,
     analysis: &Analysis,
     plan: &Plan<S>,
-) -> serde_json::Result<String> {
-    serde_json::to_string_pretty(&PlanAlone::of(graph, analysis, plan, PLAN_ALONE))
+    found: &[Finding],
+) -> serde_json::Result<DraftJson> {
+    let members = serde_json::to_string_pretty(&PlanAlone::of(graph, analysis, plan, PLAN_ALONE))?;
+    let prose = Prose { graph, analysis };
+    let explanations = explanation_items(
+        scoped("plan", prose.decisions(plan)).chain(scoped("plan", explain_all(graph, found))),
+    )?;
+    Ok(DraftJson {
+        members,
+        explanations,
+    })
 }
 
-/// The plan document's pretty text around `alone`, the members [`plan_alone_json`] wrote for the
-/// draft `plan` was made from: the same text as `serde_json::to_string_pretty(&plan_json(..))`.
+/// `scoped`'s items as pretty JSON at the depth of the `explanations` array's items, without the
+/// brackets around them: empty for none.
+fn explanation_items(items: impl Iterator<Item = Scoped>) -> serde_json::Result<String> {
+    let items: Vec<Scoped> = items.collect();
+    let piece = serde_json::to_string_pretty(&json!({ "explanations": items }))?;
+    Ok(piece
+        .strip_prefix(EXPLANATIONS_OPEN)
+        .and_then(|rest| rest.strip_suffix(EXPLANATIONS_CLOSE))
+        .unwrap_or_default()
+        .to_string())
+}
+
+/// How a piece holding the `explanations` member alone begins and ends when the array has items.
+const EXPLANATIONS_OPEN: &str = "{\n  \"explanations\": [\n";
+const EXPLANATIONS_CLOSE: &str = "\n  ]\n}";
+
+/// The plan document's pretty text around `alone`, what [`plan_alone_json`] wrote for the draft
+/// `plan` was made from and its findings (`verdict.plan`): the same text as
+/// `serde_json::to_string_pretty(&plan_json(..))`.
 pub fn plan_json_text(
     graph: &Graph,
     analysis: &Analysis,
     plan: &Plan,
     verdict: &Verdict,
-    alone: String,
+    alone: DraftJson,
 ) -> serde_json::Result<PlanText> {
     let whole = plan_json(graph, analysis, plan, verdict);
     let piece = |members: Range<usize>| {
@@ -270,11 +307,28 @@ pub fn plan_json_text(
             ..whole.clone()
         })
     };
+    let stock = explanation_items(scoped("stock", explain_all(graph, &verdict.stock)))?;
+    let explanations = match (alone.explanations.is_empty(), stock.is_empty()) {
+        (true, true) => "{\n  \"explanations\": []\n}".to_string(),
+        (plan_none, stock_none) => {
+            let between = if plan_none || stock_none { "" } else { ",\n" };
+            [
+                EXPLANATIONS_OPEN,
+                &alone.explanations,
+                between,
+                &stock,
+                EXPLANATIONS_CLOSE,
+            ]
+            .concat()
+        }
+    };
+    let explanations_at = Member::Explanations as usize;
     Ok(PlanText {
         pieces: vec![
             piece(0..PLAN_ALONE.start)?,
-            alone,
-            piece(PLAN_ALONE.end..MEMBERS)?,
+            alone.members,
+            explanations,
+            piece(explanations_at + 1..MEMBERS)?,
         ],
     })
 }
@@ -510,5 +564,88 @@ impl Serialize for CheckDocument<'_> {
         map.serialize_entry("partitions", &partitions(self.graph, self.measure))?;
         map.serialize_entry("node_tags", &node_tags(self.graph, self.tagging))?;
         map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::api::{Overrides, plan_graph_json};
+    use crate::import::parse_graph;
+    use crate::synthetic::BridgeBuilder;
+
+    /// The text written in pieces, part of it from the draft, is serde's text of the whole
+    /// document, whichever scopes have explanations: none, the plan's, the stock proposal's, both.
+    #[test]
+    fn the_pieces_are_the_whole_document_whoever_explains() {
+        let graph = |tags: &[(&str, &str)], supported: bool| {
+            let mut b = BridgeBuilder::new();
+            b.user_input("x", &[1, 8])
+                .op("a", "aten.relu.default", &["x"], supported)
+                .op("b", "aten.sin.default", &["a"], false)
+                .op("c", "aten.add.Tensor", &["b", "a"], supported)
+                .output(&["c"]);
+            for (node, tag) in tags {
+                b.tag(node, Some(tag));
+            }
+            parse_graph(&b.to_json()).expect("imports")
+        };
+        // A mutated buffer: the plan explains where its chain goes.
+        let buffer = |tagged: bool, reads_output: bool| {
+            let mut b = BridgeBuilder::new();
+            b.buffer("b_cache", "cache", &[1, 16, 8])
+                .user_input("x", &[1, 8])
+                .op("mul", "aten.mul.Tensor", &["b_cache", "x"], true)
+                .op(
+                    "scatter",
+                    "aten.slice_scatter.default",
+                    &["b_cache", "mul"],
+                    true,
+                )
+                .op("sin", "aten.sin.default", &["mul"], false)
+                .op(
+                    "add",
+                    "aten.add.Tensor",
+                    &[if reads_output { "sin" } else { "mul" }, "x"],
+                    true,
+                )
+                .mutates("scatter", "cache")
+                .output(&["add"]);
+            if tagged {
+                for node in ["b_cache", "mul", "scatter", "add"] {
+                    b.tag(node, Some("tag0"));
+                }
+            }
+            parse_graph(&b.to_json()).expect("imports")
+        };
+        // Where states are allowed, the stock proposal of a whole chain breaks no rule.
+        let ios18 = Overrides {
+            options: crate::options::PartialOptions {
+                minimum_deployment_target: Some(crate::options::DeploymentTarget::Ios18),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let mut scopes = Vec::new();
+        for g in [
+            // Nothing the backend runs: nothing to explain.
+            graph(&[], false),
+            // One partition around an op it cannot run: a cycle the stock proposal has.
+            graph(&[("a", "tag0"), ("c", "tag0")], true),
+            buffer(true, false),
+            buffer(true, true),
+            buffer(false, false),
+        ] {
+            let (planned, pieces) = plan_graph_json(g, &ios18).expect("plans");
+            let whole = serde_json::to_string_pretty(&planned.json()).expect("writes");
+            assert!(pieces.expect("writes").to_string() == whole);
+            let said = |scope: &str| {
+                let doc: serde_json::Value = serde_json::from_str(&whole).expect("json");
+                (doc["explanations"].as_array().expect("array").iter()).any(|e| e["scope"] == scope)
+            };
+            scopes.push((said("plan"), said("stock")));
+        }
+        for both in [(false, false), (false, true), (true, false), (true, true)] {
+            assert!(scopes.contains(&both), "{both:?} not among {scopes:?}");
+        }
     }
 }

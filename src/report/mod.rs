@@ -10,7 +10,8 @@ mod whatif;
 
 pub use findings::{Explained, Step, explain, explain_all, render_path};
 pub use json::{
-    CheckDocument, PlanDocument, PlanText, check_json, plan_alone_json, plan_json, plan_json_text,
+    CheckDocument, DraftJson, PlanDocument, PlanText, check_json, plan_alone_json, plan_json,
+    plan_json_text,
 };
 pub use reasons::{Prose, options_refusal};
 pub use text::{check_text, manifest_diff_text, plan_text};

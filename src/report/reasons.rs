@@ -211,14 +211,14 @@ impl Prose<'_> {
     }
 
     /// The plan's decisions as the reports list them, in the plan's order.
-    pub fn decisions(&self, plan: &Plan) -> Vec<Explained> {
+    pub fn decisions<S>(&self, plan: &Plan<S>) -> Vec<Explained> {
         plan.decisions
             .iter()
             .filter_map(|d| self.decision(plan, d))
             .collect()
     }
 
-    fn decision(&self, plan: &Plan, d: &Decision) -> Option<Explained> {
+    fn decision<S>(&self, plan: &Plan<S>, d: &Decision) -> Option<Explained> {
         let names = |nodes: &mut dyn Iterator<Item = crate::graph::NodeId>| {
             nodes.map(|n| self.graph.name(n).to_string()).collect()
         };
