@@ -44,7 +44,7 @@ pub fn analyse_indexed(graph: &Graph, index: Arc<GraphIndex>) -> Analysis {
     let getitems = index
         .order()
         .iter()
-        .filter(|&&n| graph.node(n).is_getitem())
+        .filter(|&&n| index.is_getitem(n))
         .filter_map(|&n| Some((n, *graph.node(n).inputs.first()?)))
         .collect();
     let value_bytes = graph.nodes.iter().map(|n| n.meta.bytes()).collect();

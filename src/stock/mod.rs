@@ -12,7 +12,7 @@ mod rows;
 
 pub use capability::propose_partitions;
 
-use crate::digraph::DirectedGraph;
+use crate::analyse::GraphIndex;
 use crate::graph::{Graph, NodeId, OpKind};
 use crate::options::Options;
 use crate::tagging::Tagging;
@@ -74,10 +74,10 @@ impl ExecutorchVersion {
 /// What `CoreMLPartitioner(...).partition()` of `version` tags on `graph` with `options`, when the
 /// backend supports the nodes `supported` marks (its `is_node_supported`; only `call_function` and
 /// `get_attr` nodes can be). Tags are named `tag{number}` as fx numbers its partitions. `users` is
-/// the graph's adjacency.
-pub fn reproduce<G: DirectedGraph>(
+/// the graph's index: its adjacency, and which nodes are `getitem`s.
+pub fn reproduce(
     graph: &Graph,
-    users: &G,
+    users: &GraphIndex,
     version: ExecutorchVersion,
     options: &Options,
     supported: &[bool],
@@ -86,9 +86,7 @@ pub fn reproduce<G: DirectedGraph>(
         matches!(graph.op(n), OpKind::CallFunction | OpKind::GetAttr)
             && supported.get(n.index()).copied().unwrap_or(false)
     };
-    let mut partition = propose_partitions(users, &graph.order, delegable, |n| {
-        graph.node(n).is_getitem()
-    });
+    let mut partition = propose_partitions(users, &graph.order, delegable, |n| users.is_getitem(n));
     constants::tag_placeholders(graph, users, version, options, &mut partition);
     let mut names = Vec::new();
     let mut ids: HashMap<u32, u32> = HashMap::new();
@@ -134,9 +132,9 @@ impl Source {
 
 /// The stock proposal a plan is compared with: the tags the document carries, or, for an untagged
 /// document, the reproduction for [`version_of`] the document with these options and support.
-pub fn proposal<G: DirectedGraph>(
+pub fn proposal(
     graph: &Graph,
-    users: &G,
+    users: &GraphIndex,
     options: &Options,
     supported: &[bool],
 ) -> (Tagging, Source) {
