@@ -25,6 +25,7 @@ fn assert_same(one: &Result<Graph, ImportError>, two: &Result<Graph, ImportError
     match (one, two) {
         (Ok(a), Ok(b)) => {
             assert_eq!(a.nodes, b.nodes, "from {from}");
+            assert_eq!(a.ops, b.ops, "from {from}");
             assert_eq!(a.roles, b.roles, "from {from}");
             assert_eq!(a.signature, b.signature, "from {from}");
             assert_eq!(a.order, b.order, "from {from}");
