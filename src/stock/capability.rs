@@ -23,6 +23,7 @@ use super::rows::{Rows, has, or_into, put, slots};
 use crate::digraph::DirectedGraph;
 use crate::graph::NodeId;
 use hashbrown::HashSet;
+use std::borrow::Cow;
 use users::{MANY_USERS, UsersByPartition};
 
 /// One partition of the pass: fx's `Partition` with the bookkeeping fx keeps beside it.
@@ -87,6 +88,17 @@ pub fn propose_partitions<G: DirectedGraph>(
     }
     pass.getitems_join_producers(graph, order, getitem);
     pass.assignment
+}
+
+/// A side's users' sets in a merge: those `computed`, or else the side's union kept, borrowed
+/// (most offers are refused, and need no copy).
+type Sets<'p> = (Cow<'p, [u64]>, Cow<'p, [u64]>);
+
+fn computed_or_kept(p: &Partition, computed: Option<(Vec<u64>, Vec<u64>)>) -> Sets<'_> {
+    match computed {
+        Some((reach, claimed)) => (Cow::Owned(reach), Cow::Owned(claimed)),
+        None => (Cow::Borrowed(&p.users_reach), Cow::Borrowed(&p.users_claim)),
+    }
 }
 
 /// The partition created at the current node while it is that node alone, with what the node's
@@ -174,46 +186,54 @@ impl Pass {
     /// supported, which is returned.
     fn visit(&mut self, graph: &impl DirectedGraph, v: NodeId, supported: bool) -> Option<u32> {
         let users = graph.successors(v);
-        // The slot first: making room may renumber the sets read next.
-        let created = supported.then(|| {
-            let id = self.partitions.len() as u32;
-            (id, self.allocate_slot(id))
-        });
-        let (mut reach, mut claimed) = self.rows.union(users.iter().map(|u| u.index()));
-        if let Some((id, slot)) = created {
-            // fx's `_update_partition_map`: what the node's users reach and their records name.
-            self.fresh = Some(Fresh {
-                id,
-                users: users.to_vec(),
-                claimed: claimed.clone(),
-                user_slots: self.slots_holding(users),
-                groups: std::cell::OnceCell::new(),
-            });
-            self.partitions.push(Some(Partition {
-                order: id,
-                members: vec![v],
-                users: users.iter().copied().collect(),
-                users_reach: reach.clone(),
-                users_claim: claimed.clone(),
-                downstream: claimed.clone(),
-                slot,
-                refused: vec![0; self.rows.words()],
-                seen: self.rows.log_len(),
-            }));
-            self.assignment[v.index()] = Some(id);
-            for u in users {
-                self.asked[u.index()] += 1;
+        if !supported {
+            // No partition here: the sets are needed only as a row, and only if asked for.
+            if self.asked[v.index()] > 0 {
+                self.rows
+                    .hold_union(v.index(), users.iter().map(|u| u.index()));
             }
-            put(&mut reach, slot);
-            put(&mut claimed, slot);
+            for &u in users {
+                self.unask(u);
+            }
+            return None;
+        }
+        // The slot first: making room may renumber the sets read next.
+        let id = self.partitions.len() as u32;
+        let slot = self.allocate_slot(id);
+        let (reach, claimed) = self.rows.union(users.iter().map(|u| u.index()));
+        // fx's `_update_partition_map`: what the node's users reach and their records name.
+        self.fresh = Some(Fresh {
+            id,
+            users: users.to_vec(),
+            claimed: claimed.clone(),
+            user_slots: self.slots_holding(users),
+            groups: std::cell::OnceCell::new(),
+        });
+        self.assignment[v.index()] = Some(id);
+        for u in users {
+            self.asked[u.index()] += 1;
         }
         if self.asked[v.index()] > 0 {
+            // Its row: what its users reach and claim, and its own partition.
             self.rows.hold(v.index(), &reach, &claimed);
+            self.rows.put_in(v.index(), slot);
         }
+        let words = self.rows.words();
+        self.partitions.push(Some(Partition {
+            order: id,
+            members: vec![v],
+            users: users.iter().copied().collect(),
+            users_reach: reach,
+            users_claim: claimed.clone(),
+            downstream: claimed,
+            slot,
+            refused: vec![0; words],
+            seen: self.rows.log_len(),
+        }));
         for &u in users {
             self.unask(u);
         }
-        created.map(|(id, _)| id)
+        Some(id)
     }
 
     /// One round of fx's merges at a node: `created` (if any) first, then every live partition by
@@ -301,30 +321,30 @@ impl Pass {
         // The users' sets, one side at a time: a side whose users do not reach the other has no
         // user inside it, and its union kept is exact; otherwise its users outside both, read.
         let fresh = self.fresh.as_ref();
-        let side = |p: &Partition, id: u32, other: u32, other_slot: usize| {
+        // `None` when the side's union kept will do.
+        let computed = |p: &Partition, id: u32, other: u32, other_slot: usize| {
             if let Some(f) = fresh.filter(|f| f.id == id && p.members.len() == 1) {
                 if f.users.len() <= MANY_USERS {
                     let outside = f.users.iter().filter(|u| !inside(u));
-                    self.rows.union(outside.map(|u| u.index()))
+                    Some(self.rows.union(outside.map(|u| u.index())))
                 } else {
                     let groups = f.groups.get_or_init(|| {
                         UsersByPartition::new(&f.users, &self.assignment, &self.rows)
                     });
-                    groups.all_but(other)
+                    Some(groups.all_but(other))
                 }
             } else if has(&p.users_reach, other_slot) {
                 let outside = p.users.iter().filter(|u| !inside(u));
-                self.rows.union(outside.map(|u| u.index()))
+                Some(self.rows.union(outside.map(|u| u.index())))
             } else {
-                (p.users_reach.clone(), p.users_claim.clone())
+                None
             }
         };
-        let (mut reach, mut claimed) = side(pa, a, b, slot_b);
-        let (reach_b, claimed_b) = side(pb, b, a, slot_a);
-        or_into(&mut reach, &reach_b);
-        or_into(&mut claimed, &claimed_b);
+        let (reach_a, claimed_a) = computed_or_kept(pa, computed(pa, a, b, slot_b));
+        let (reach_b, claimed_b) = computed_or_kept(pb, computed(pb, b, a, slot_a));
         // A cycle: the users reach back into a or b, or reach a partition whose record names one.
-        if has(&claimed, slot_a) || has(&claimed, slot_b) {
+        let claims = |slot| has(&claimed_a, slot) || has(&claimed_b, slot);
+        if claims(slot_a) || claims(slot_b) {
             // Not remembered for the partition just created while it is its node alone: its slot
             // is freed without a sweep when it merges.
             if self.fresh_alone(a).is_none() && self.fresh_alone(b).is_none() {
@@ -333,6 +353,9 @@ impl Pass {
             }
             return None;
         }
+        let (mut reach, mut claimed) = (reach_a.into_owned(), claimed_a.into_owned());
+        or_into(&mut reach, &reach_b);
+        or_into(&mut claimed, &claimed_b);
         // The smaller merges into the larger; on a tie, into `a`.
         let (into, gone) = if pa.members.len() < pb.members.len() {
             (b, a)

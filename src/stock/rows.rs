@@ -201,6 +201,43 @@ impl Rows {
 
     /// Gives `node` a row holding these sets (current: it has seen every merge).
     pub(super) fn hold(&mut self, node: usize, reach: &[u64], claimed: &[u64]) {
+        let row = self.take_row(node);
+        let (r, c) = self.cells.get_mut().sets_mut(row, self.words);
+        r.copy_from_slice(reach);
+        c.copy_from_slice(claimed);
+    }
+
+    /// Gives `node` a row holding the union of `nodes`' sets, each row brought up to date first:
+    /// what `hold` of `union` gives, made in place (most nodes visited need no copy of it).
+    pub(super) fn hold_union(&mut self, node: usize, nodes: impl IntoIterator<Item = usize>) {
+        let row = self.take_row(node);
+        let width = 2 * self.words;
+        let at = row as usize * width;
+        let cells = self.cells.get_mut();
+        cells.data[at..at + width].fill(0);
+        for n in nodes {
+            let Some(from) = self.row_of.get(n).copied().filter(|&r| r != NO_ROW) else {
+                continue;
+            };
+            cells.catch_up(from, self.words, &self.log, &self.records);
+            let from = from as usize * width;
+            for w in 0..width {
+                cells.data[at + w] |= cells.data[from + w];
+            }
+        }
+    }
+
+    /// Puts `slot` in both sets of `node`'s row, which must be current (just held).
+    pub(super) fn put_in(&mut self, node: usize, slot: usize) {
+        if let Some(row) = self.row(node) {
+            let (r, c) = self.cells.get_mut().sets_mut(row, self.words);
+            put(r, slot);
+            put(c, slot);
+        }
+    }
+
+    /// A row for `node` (a free one, or a new one), current: it has seen every merge.
+    fn take_row(&mut self, node: usize) -> u32 {
         let words = self.words;
         let cells = self.cells.get_mut();
         let row = match self.free.pop() {
@@ -215,9 +252,7 @@ impl Rows {
         self.row_of[node] = row;
         self.holder[row as usize] = node as u32;
         cells.seen[row as usize] = self.log.len() as u32;
-        let (r, c) = cells.sets_mut(row, words);
-        r.copy_from_slice(reach);
-        c.copy_from_slice(claimed);
+        row
     }
 
     /// `node` will not be asked about again: its row goes back to the pool.
