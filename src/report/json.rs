@@ -277,8 +277,15 @@ pub fn plan_alone_json<S>(
 /// `scoped`'s items as pretty JSON at the depth of the `explanations` array's items, without the
 /// brackets around them: empty for none.
 fn explanation_items(items: impl Iterator<Item = Scoped>) -> serde_json::Result<String> {
+    /// A piece of the document holding the explanations alone (written, not built as a value).
+    #[derive(Serialize)]
+    struct Piece<'a> {
+        explanations: &'a [Scoped],
+    }
     let items: Vec<Scoped> = items.collect();
-    let piece = serde_json::to_string_pretty(&json!({ "explanations": items }))?;
+    let piece = serde_json::to_string_pretty(&Piece {
+        explanations: &items,
+    })?;
     Ok(piece
         .strip_prefix(EXPLANATIONS_OPEN)
         .and_then(|rest| rest.strip_suffix(EXPLANATIONS_CLOSE))
