@@ -577,7 +577,7 @@ impl Serialize for CheckDocument<'_> {
 #[cfg(test)]
 mod tests {
     use crate::api::{Overrides, plan_graph_json};
-    use crate::import::parse_graph;
+    use crate::fixtures::load;
     use crate::synthetic::BridgeBuilder;
 
     /// The text written in pieces, part of it from the draft, is serde's text of the whole
@@ -594,7 +594,7 @@ mod tests {
             for (node, tag) in tags {
                 b.tag(node, Some(tag));
             }
-            parse_graph(&b.to_json()).expect("imports")
+            load(&b)
         };
         // A mutated buffer: the plan explains where its chain goes.
         let buffer = |tagged: bool, reads_output: bool| {
@@ -622,7 +622,7 @@ mod tests {
                     b.tag(node, Some("tag0"));
                 }
             }
-            parse_graph(&b.to_json()).expect("imports")
+            load(&b)
         };
         // Where states are allowed, the stock proposal of a whole chain breaks no rule.
         let ios18 = Overrides {

@@ -39,6 +39,11 @@ pub(super) fn slots(set: &[u64]) -> impl Iterator<Item = usize> + '_ {
 
 const NO_ROW: u32 = u32::MAX;
 
+/// The row `node` holds in `row_of`, if any.
+fn row_in(row_of: &[u32], node: usize) -> Option<u32> {
+    row_of.get(node).copied().filter(|&r| r != NO_ROW)
+}
+
 /// Merges the log may hold before every row catches up, however few the rows (a handful under
 /// test, so that the property tests go through catching up often).
 const MIN_LOG: usize = if cfg!(test) { 3 } else { 1024 };
@@ -196,7 +201,7 @@ impl Rows {
     }
 
     fn row(&self, node: usize) -> Option<u32> {
-        self.row_of.get(node).copied().filter(|&r| r != NO_ROW)
+        row_in(&self.row_of, node)
     }
 
     /// Gives `node` a row holding these sets (current: it has seen every merge).
@@ -216,7 +221,8 @@ impl Rows {
         let cells = self.cells.get_mut();
         cells.data[at..at + width].fill(0);
         for n in nodes {
-            let Some(from) = self.row_of.get(n).copied().filter(|&r| r != NO_ROW) else {
+            // Not `self.row`: the cells are borrowed.
+            let Some(from) = row_in(&self.row_of, n) else {
                 continue;
             };
             cells.catch_up(from, self.words, &self.log, &self.records);
