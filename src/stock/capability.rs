@@ -23,6 +23,7 @@ use super::rows::{Rows, has, or_into, put, slots};
 use crate::digraph::DirectedGraph;
 use crate::graph::NodeId;
 use hashbrown::HashSet;
+use smallvec::{SmallVec, smallvec};
 use std::borrow::Cow;
 use users::{MANY_USERS, UsersByPartition};
 
@@ -30,7 +31,8 @@ use users::{MANY_USERS, UsersByPartition};
 struct Partition {
     /// fx's `partitions_order`: the smallest creation number merged into it.
     order: u32,
-    members: Vec<NodeId>,
+    /// Inline while few: most partitions are one node absorbed at the next merge.
+    members: SmallVec<[NodeId; 2]>,
     /// Users of the members outside the partition (fx's `partition_users`).
     users: HashSet<NodeId>,
     /// The union of the users' sets, `reach` and `claimed`, kept as theirs change.
@@ -94,6 +96,59 @@ pub fn propose_partitions<G: DirectedGraph>(
 /// (most offers are refused, and need no copy).
 type Sets<'p> = (Cow<'p, [u64]>, Cow<'p, [u64]>);
 
+/// The slots an absorbing partition may be offered, a word at a time: live, not refused, and,
+/// while it is a fresh node alone, not claimed by its node's users (less those `spared`: slots
+/// holding a user, judged without it). A set shorter than `live` counts as zeros past its end.
+struct Offerable<'p> {
+    live: &'p [u64],
+    refused: &'p [u64],
+    claimed: &'p [u64],
+    spared: &'p [u64],
+}
+
+impl Offerable<'_> {
+    fn bits(&self, word: usize) -> u64 {
+        let at = |set: &[u64]| set.get(word).copied().unwrap_or(0);
+        at(self.live) & !(at(self.refused) | at(self.claimed) & !at(self.spared))
+    }
+
+    /// The first word at or after `from` with a slot to offer. A round ends by passing every word
+    /// after its last offer, most of them empty: they are passed in blocks, in straight-line code
+    /// the compiler vectorizes.
+    fn first_word(&self, from: usize) -> Option<usize> {
+        const BLOCK: usize = 8;
+        let n = self.live.len();
+        let mut w = from.min(n);
+        let sets = [self.live, self.refused, self.claimed, self.spared];
+        if sets.iter().all(|set| set.len() >= n) {
+            while w + BLOCK <= n {
+                let [l, r, c, s] = sets.map(|set| &set[w..w + BLOCK]);
+                let any = (0..BLOCK).fold(0, |any, i| any | l[i] & !(r[i] | c[i] & !s[i]));
+                if any != 0 {
+                    break;
+                }
+                w += BLOCK;
+            }
+        }
+        (w..n).find(|&w| self.bits(w) != 0)
+    }
+}
+
+/// A side's set to keep: a copy from the pool if it was borrowed.
+fn owned(rows: &Rows, set: Cow<'_, [u64]>) -> Vec<u64> {
+    match set {
+        Cow::Owned(set) => set,
+        Cow::Borrowed(kept) => rows.copy_of(kept),
+    }
+}
+
+/// A side's set no longer needed: back to the pool if it was computed for the offer.
+fn recycle(rows: &Rows, set: Cow<'_, [u64]>) {
+    if let Cow::Owned(set) = set {
+        rows.recycle(set);
+    }
+}
+
 fn computed_or_kept(p: &Partition, computed: Option<(Vec<u64>, Vec<u64>)>) -> Sets<'_> {
     match computed {
         Some((reach, claimed)) => (Cow::Owned(reach), Cow::Owned(claimed)),
@@ -131,6 +186,8 @@ struct Pass {
     /// The slots of live partitions.
     live: Vec<u64>,
     fresh: Option<Fresh>,
+    /// Emptied user sets of partitions merged away, for reuse by new partitions.
+    spare_users: Vec<HashSet<NodeId>>,
 }
 
 impl Pass {
@@ -144,6 +201,7 @@ impl Pass {
             holes: 0,
             live: vec![0],
             fresh: None,
+            spare_users: Vec::new(),
         }
     }
 
@@ -164,7 +222,7 @@ impl Pass {
 
     /// The slots of the partitions holding any of `nodes`.
     fn slots_holding(&self, nodes: &[NodeId]) -> Vec<u64> {
-        let mut set = vec![0; self.rows.words()];
+        let mut set = self.rows.empty_set();
         for u in nodes {
             if let Some(p) = self.assignment[u.index()].and_then(|id| self.part(id)) {
                 put(&mut set, p.slot);
@@ -202,10 +260,11 @@ impl Pass {
         let slot = self.allocate_slot(id);
         let (reach, claimed) = self.rows.union(users.iter().map(|u| u.index()));
         // fx's `_update_partition_map`: what the node's users reach and their records name.
+        self.end_fresh();
         self.fresh = Some(Fresh {
             id,
             users: users.to_vec(),
-            claimed: claimed.clone(),
+            claimed: self.rows.copy_of(&claimed),
             user_slots: self.slots_holding(users),
             groups: std::cell::OnceCell::new(),
         });
@@ -218,16 +277,16 @@ impl Pass {
             self.rows.hold(v.index(), &reach, &claimed);
             self.rows.put_in(v.index(), slot);
         }
-        let words = self.rows.words();
+        let users_set = self.users_set(users);
         self.partitions.push(Some(Partition {
             order: id,
-            members: vec![v],
-            users: users.iter().copied().collect(),
+            members: smallvec![v],
+            users: users_set,
             users_reach: reach,
-            users_claim: claimed.clone(),
+            users_claim: self.rows.copy_of(&claimed),
             downstream: claimed,
             slot,
-            refused: vec![0; words],
+            refused: self.rows.empty_set(),
             seen: self.rows.log_len(),
         }));
         for &u in users {
@@ -245,7 +304,7 @@ impl Pass {
     /// node's users do not claim.
     fn merge_round(&mut self, created: Option<u32>) -> bool {
         if created.is_none() {
-            self.fresh = None;
+            self.end_fresh();
         }
         let oldest = || {
             slots(&self.live)
@@ -269,8 +328,23 @@ impl Pass {
                 merged = true;
             }
         }
-        self.fresh = None;
+        self.end_fresh();
         merged
+    }
+
+    /// A set of `users`, in an emptied set of a partition merged away when there is one.
+    fn users_set(&mut self, users: &[NodeId]) -> HashSet<NodeId> {
+        let mut set = self.spare_users.pop().unwrap_or_default();
+        set.extend(users.iter().copied());
+        set
+    }
+
+    /// The partition just created is no longer fresh: its sets go back to the rows' pool.
+    fn end_fresh(&mut self) {
+        if let Some(fresh) = self.fresh.take() {
+            self.rows.recycle(fresh.claimed);
+            self.rows.recycle(fresh.user_slots);
+        }
     }
 
     /// The fresh partition, if `id` is it and it is still its one node.
@@ -284,28 +358,35 @@ impl Pass {
     fn next_offer(&self, absorbing: u32, first: u32, past: Option<usize>) -> Option<(usize, u32)> {
         let a = self.part(absorbing)?;
         let first = self.part(first).map_or(a.slot, |f| f.slot);
-        let fresh = self.fresh_alone(absorbing);
+        // A partition holding one of the node's users is judged without that user.
+        let (claimed, spared) = match self.fresh_alone(absorbing) {
+            Some(fresh) => (&fresh.claimed[..], &fresh.user_slots[..]),
+            // Claims less themselves: nothing.
+            None => (&a.refused[..], &a.refused[..]),
+        };
+        let offerable = Offerable {
+            live: &self.live,
+            refused: &a.refused,
+            claimed,
+            spared,
+        };
         let from = past.map_or(0, |p| p + 1);
-        for word in from / 64..self.live.len() {
-            let at = |set: &[u64]| set.get(word).copied().unwrap_or(0);
-            let mut skip = at(&a.refused);
-            if let Some(fresh) = fresh {
-                // A partition holding one of the node's users is judged without that user.
-                skip |= at(&fresh.claimed) & !at(&fresh.user_slots);
-            }
+        let mut word = from / 64;
+        while let Some(w) = offerable.first_word(word) {
+            let mut open = offerable.bits(w);
             for slot in [a.slot, first] {
-                if slot / 64 == word {
-                    skip |= 1 << (slot % 64);
+                if slot / 64 == w {
+                    open &= !(1 << (slot % 64));
                 }
             }
-            let mut open = self.live[word] & !skip;
-            if word == from / 64 {
+            if w == from / 64 {
                 open &= u64::MAX << (from % 64);
             }
             if open != 0 {
-                let slot = word * 64 + open.trailing_zeros() as usize;
+                let slot = w * 64 + open.trailing_zeros() as usize;
                 return Some((slot, self.slot_owner.get(slot).copied().flatten()?));
             }
+            word = w + 1;
         }
         None
     }
@@ -345,6 +426,9 @@ impl Pass {
         // A cycle: the users reach back into a or b, or reach a partition whose record names one.
         let claims = |slot| has(&claimed_a, slot) || has(&claimed_b, slot);
         if claims(slot_a) || claims(slot_b) {
+            for set in [reach_a, claimed_a, reach_b, claimed_b] {
+                recycle(&self.rows, set);
+            }
             // Not remembered for the partition just created while it is its node alone: its slot
             // is freed without a sweep when it merges.
             if self.fresh_alone(a).is_none() && self.fresh_alone(b).is_none() {
@@ -353,9 +437,11 @@ impl Pass {
             }
             return None;
         }
-        let (mut reach, mut claimed) = (reach_a.into_owned(), claimed_a.into_owned());
+        let (mut reach, mut claimed) = (owned(&self.rows, reach_a), owned(&self.rows, claimed_a));
         or_into(&mut reach, &reach_b);
         or_into(&mut claimed, &claimed_b);
+        recycle(&self.rows, reach_b);
+        recycle(&self.rows, claimed_b);
         // The smaller merges into the larger; on a tie, into `a`.
         let (into, gone) = if pa.members.len() < pb.members.len() {
             (b, a)

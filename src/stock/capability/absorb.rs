@@ -14,13 +14,13 @@ impl Pass {
         (users_reach, users_claim): (Vec<u64>, Vec<u64>),
         fresh: bool,
     ) {
-        let mut record = users_claim.clone();
+        let mut record = self.rows.copy_of(&users_claim);
         for &m in &gone.members {
             self.assignment[m.index()] = Some(into);
         }
         let Some((a, into_order, old)) = self
             .part(into)
-            .map(|p| (p.slot, p.order, p.downstream.clone()))
+            .map(|p| (p.slot, p.order, self.rows.copy_of(&p.downstream)))
         else {
             return;
         };
@@ -38,6 +38,15 @@ impl Pass {
         take(&mut record, a);
         take(&mut record, g);
         let gained = record.iter().zip(&old).any(|(new, old)| new & !old != 0);
+        self.rows.recycle(old);
+        for set in [
+            std::mem::take(&mut gone.downstream),
+            std::mem::take(&mut gone.refused),
+            std::mem::take(&mut gone.users_reach),
+            std::mem::take(&mut gone.users_claim),
+        ] {
+            self.rows.recycle(set);
+        }
         let merge = Merge {
             a,
             g,
@@ -88,18 +97,24 @@ impl Pass {
                 unasked.push(u);
             }
         }
-        let Some(p) = self.part_mut(into) else {
+        self.spare_users.push(std::mem::take(&mut gone.users));
+        let Some(Some(p)) = self.partitions.get_mut(into as usize) else {
             return;
         };
         p.users = users;
         p.slot = keep;
         p.order = into_order.min(gone.order);
-        p.downstream = record;
-        p.users_reach = users_reach;
-        p.users_claim = users_claim;
+        let replaced = [
+            std::mem::replace(&mut p.downstream, record),
+            std::mem::replace(&mut p.users_reach, users_reach),
+            std::mem::replace(&mut p.users_claim, users_claim),
+        ];
         p.members.extend(gone.members);
         if !fresh {
             p.refused.fill(0);
+        }
+        for set in replaced {
+            self.rows.recycle(set);
         }
         for u in unasked {
             self.unask(u);
