@@ -184,7 +184,12 @@ impl PlanOnGraph {
     /// The plan drawn beside the stock proposal.
     pub fn picture(self, format: PictureFormat, title: &str) -> Picture {
         let PlanOnGraph { graph, parts } = self;
-        picture(&report::map::Map::from_parts(&graph, parts), format, title)
+        let index = GraphIndex::new(&graph);
+        picture(
+            &report::map::Map::from_parts(&graph, &index, parts),
+            format,
+            title,
+        )
     }
 }
 
@@ -466,18 +471,18 @@ pub fn check_document(
     let graph = parse_graph(text)?;
     let options = overrides.options(&graph);
     let supported: Vec<bool> = graph.nodes.iter().map(|n| n.supported).collect();
+    let index = GraphIndex::new(&graph);
     let (tagging, reproduced) = match checking {
         Checking::Document => (Tagging::carried(&graph), None),
         Checking::Stock(version) => {
             let version = version.unwrap_or_else(|| stock::version_of(&graph));
-            let users = GraphIndex::new(&graph);
-            let tagging = stock::reproduce(&graph, &users, version, &options, &supported);
+            let tagging = stock::reproduce(&graph, &index, version, &options, &supported);
             (tagging, Some(version))
         }
     };
     let findings = check(&graph, &tagging, &options, &supported);
     Ok(Checked {
-        measure: measure(&graph, &tagging),
+        measure: measure(&graph, &index, &tagging),
         graph,
         tagging,
         reproduced,

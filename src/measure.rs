@@ -1,6 +1,8 @@
 //! What a tagging costs: per partition its inputs, outputs, states and the bytes that cross its
 //! boundary; per constant the copies executorch makes of it. Measures decide nothing.
 
+use crate::analyse::GraphIndex;
+use crate::digraph::DirectedGraph;
 use crate::graph::{Graph, NodeId, OpKind};
 use crate::tagging::Tagging;
 
@@ -72,7 +74,9 @@ impl Measure {
 /// Per partition, the bytes of the constant data baked into it: each parameter, lifted constant or
 /// unmutated buffer tagged into it, or tagged elsewhere and read by one of its ops (executorch
 /// copies it), once each, as far as sizes are known. An untagged constant is a runtime input.
-pub fn weight_bytes(graph: &Graph, tagging: &Tagging) -> Vec<u64> {
+/// Inputs are read from `index`: at 10^6 nodes reading them from the nodes themselves, hundreds of
+/// bytes each, was most of the time measuring took.
+pub fn weight_bytes(graph: &Graph, index: &GraphIndex, tagging: &Tagging) -> Vec<u64> {
     let tagged_constant = |q: NodeId| graph.role(q).is_constant_data() && tagging.tag(q).is_some();
     // (constant, partition holding it), each pair once.
     let mut held: Vec<(NodeId, u32)> = Vec::new();
@@ -84,12 +88,7 @@ pub fn weight_bytes(graph: &Graph, tagging: &Tagging) -> Vec<u64> {
             held.push((n, p));
         }
         if graph.op(n) == OpKind::CallFunction {
-            let read = graph
-                .node(n)
-                .inputs
-                .iter()
-                .copied()
-                .filter(|&q| tagged_constant(q));
+            let read = (index.predecessors(n).iter().copied()).filter(|&q| tagged_constant(q));
             held.extend(read.map(|q| (q, p)));
         }
     }
@@ -103,7 +102,8 @@ pub fn weight_bytes(graph: &Graph, tagging: &Tagging) -> Vec<u64> {
     bytes
 }
 
-pub fn measure(graph: &Graph, tagging: &Tagging) -> Measure {
+/// `index` is the graph's, read for each node's inputs (see [`weight_bytes`]).
+pub fn measure(graph: &Graph, index: &GraphIndex, tagging: &Tagging) -> Measure {
     let count = tagging.partition_count();
     let mut inputs: Vec<Vec<NodeId>> = vec![Vec::new(); count];
     let mut outputs: Vec<Vec<NodeId>> = vec![Vec::new(); count];
@@ -115,7 +115,7 @@ pub fn measure(graph: &Graph, tagging: &Tagging) -> Measure {
         if let (Some(p), OpKind::CallFunction) = (here, graph.op(id)) {
             nodes[p as usize] += 1;
         }
-        for &q in &graph.node(id).inputs {
+        for &q in index.predecessors(id) {
             let there = tagging.partition(q);
             if there == here {
                 continue;
@@ -157,7 +157,7 @@ pub fn measure(graph: &Graph, tagging: &Tagging) -> Measure {
             state_bytes[p as usize] = state_bytes[p as usize].saturating_add(bytes);
         }
     }
-    let weight_bytes = weight_bytes(graph, tagging);
+    let weight_bytes = weight_bytes(graph, index, tagging);
     let partitions = (0..count)
         .map(|p| {
             let mut ins = std::mem::take(&mut inputs[p]);

@@ -228,7 +228,7 @@ pub fn draft(
     }));
     Ok(Plan {
         options: request.options.clone(),
-        measure: measure(graph, &tagging),
+        measure: measure(graph, &analysis.index, &tagging),
         cost: request.cost,
         estimate: searched.estimate,
         candidates_estimated: searched.evaluated,

@@ -19,7 +19,7 @@ pub use model_explorer::{ModelExplorerOverlay, model_explorer};
 pub use svg::svg;
 
 pub(crate) use super::units::human_bytes;
-use crate::analyse::{Analysis, BufferChain};
+use crate::analyse::{Analysis, BufferChain, GraphIndex};
 use crate::cost::CostEstimate;
 use crate::decision::Strategy;
 use crate::graph::{Graph, NodeId, OpKind};
@@ -185,6 +185,7 @@ impl<'g> Map<'g> {
         let findings = MapFinding::all(graph, &verdict.plan, &verdict.stock);
         Map::from_parts(
             graph,
+            &analysis.index,
             MapParts {
                 plan: plan.tagging.clone(),
                 stock: plan.stock.tagging.clone(),
@@ -197,13 +198,14 @@ impl<'g> Map<'g> {
         )
     }
 
-    pub fn from_parts(graph: &'g Graph, parts: MapParts) -> Self {
+    /// `index` is the graph's (for the partitions' weights).
+    pub fn from_parts(graph: &'g Graph, index: &GraphIndex, parts: MapParts) -> Self {
         let states: Vec<(NodeId, &str)> = (parts.buffers.iter())
             .filter(|b| b.strategy == Strategy::State)
             .map(|b| (b.placeholder, b.name.as_str()))
             .collect();
-        let plan = View::new(graph, &parts.plan, Side::Plan, &states);
-        let stock = View::new(graph, &parts.stock, Side::Stock, &[]);
+        let plan = View::new(graph, index, &parts.plan, Side::Plan, &states);
+        let stock = View::new(graph, index, &parts.stock, Side::Stock, &[]);
         Map {
             graph,
             plan,
@@ -267,7 +269,13 @@ impl MapFinding {
 impl View {
     /// `states`: each buffer kept as a state, by placeholder, on the plan's side; the stock side's
     /// are read from its tags.
-    fn new(graph: &Graph, tagging: &Tagging, side: Side, states: &[(NodeId, &str)]) -> Self {
+    fn new(
+        graph: &Graph,
+        index: &GraphIndex,
+        tagging: &Tagging,
+        side: Side,
+        states: &[(NodeId, &str)],
+    ) -> Self {
         let n = graph.len();
         // Delegate partitions first, by id; CPU segments after, by their root.
         let mut key_of: Vec<Option<u32>> = vec![None; n];
@@ -340,7 +348,7 @@ impl View {
             .map(|k| k.and_then(|k| number[k as usize]))
             .collect();
         let states = states_by_box(graph, tagging, states, &box_of, side);
-        let weights = crate::measure::weight_bytes(graph, tagging);
+        let weights = crate::measure::weight_bytes(graph, index, tagging);
         for (b, names) in ordered.iter_mut().zip(states) {
             b.states = names;
             b.signature = signature(graph, b);
