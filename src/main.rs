@@ -422,7 +422,7 @@ impl GraphBytes {
             GraphBytes::Mapped(map) => &map[..],
             GraphBytes::Read(bytes) => &bytes[..],
         };
-        std::str::from_utf8(bytes).map_err(|_| {
+        partition_planner::threads::utf8(bytes).ok_or_else(|| {
             Failure(
                 2,
                 format!(
