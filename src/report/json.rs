@@ -248,7 +248,9 @@ impl std::fmt::Display for PlanText {
 /// explanations of the planner's decisions and of the checker's findings on it. A caller can write
 /// it while the stock side is still at work; [`plan_json_text`] writes the rest around it.
 pub struct DraftJson {
-    /// A piece of the document: an object of the [`PLAN_ALONE`] members.
+    /// A piece of the document holding `node_tags` alone ([`node_tags_piece`]).
+    node_tags: String,
+    /// A piece of the document: an object of the other [`PLAN_ALONE`] members.
     members: String,
     /// The plan's explanations, as the items of the `explanations` array at their depth (empty
     /// for none).
@@ -263,15 +265,66 @@ pub fn plan_alone_json<S>(
     plan: &Plan<S>,
     found: &[Finding],
 ) -> serde_json::Result<DraftJson> {
-    let members = serde_json::to_string_pretty(&PlanAlone::of(graph, analysis, plan, PLAN_ALONE))?;
+    let node_tags = node_tags_piece(graph, &plan.tagging);
+    let after_node_tags = Member::NodeTags as usize + 1..PLAN_ALONE.end;
+    let members =
+        serde_json::to_string_pretty(&PlanAlone::of(graph, analysis, plan, after_node_tags))?;
     let prose = Prose { graph, analysis };
     let explanations = explanation_items(
         scoped("plan", prose.decisions(plan)).chain(scoped("plan", explain_all(graph, found))),
     )?;
     Ok(DraftJson {
+        node_tags,
         members,
         explanations,
     })
+}
+
+/// A piece of the document holding the `node_tags` member alone, as serde's pretty writer writes
+/// it, to the byte (the pieces test holds it to that), but written here: at 10^6 nodes it is most
+/// of a plan's text, and serde's writer (an escape table read per byte) took 98 ms where this takes
+/// 73 ms, most of it reading the names from the nodes.
+fn node_tags_piece(graph: &Graph, tagging: &Tagging) -> String {
+    if graph.is_empty() {
+        return "{\n  \"node_tags\": {}\n}".to_string();
+    }
+    // A tag's text once per partition.
+    let tags: Vec<String> = (0..tagging.partition_count())
+        .map(|p| json_string(tagging.name(p as u32)))
+        .collect();
+    let mut out = String::with_capacity(graph.len() * 48);
+    out.push_str("{\n  \"node_tags\": {");
+    for (i, n) in graph.ids().enumerate() {
+        out.push_str(if i == 0 { "\n    " } else { ",\n    " });
+        push_json_string(&mut out, graph.name(n));
+        out.push_str(": ");
+        match tagging.partition(n) {
+            Some(p) => out.push_str(&tags[p as usize]),
+            None => out.push_str("null"),
+        }
+    }
+    out.push_str("\n  }\n}");
+    out
+}
+
+/// `s` as a JSON string, as serde_json writes it.
+fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    push_json_string(&mut out, s);
+    out
+}
+
+/// Appends `s` as a JSON string, as serde_json writes it: as it is between quotes unless it holds
+/// a quote, a backslash or a control character, which serde escapes.
+fn push_json_string(out: &mut String, s: &str) {
+    if s.bytes().all(|b| b != b'"' && b != b'\\' && b >= 0x20) {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        // Writing a string cannot fail.
+        out.push_str(&serde_json::to_string(s).unwrap_or_default());
+    }
 }
 
 /// `scoped`'s items as pretty JSON at the depth of the `explanations` array's items, without the
@@ -333,6 +386,7 @@ pub fn plan_json_text(
     Ok(PlanText {
         pieces: vec![
             piece(0..PLAN_ALONE.start)?,
+            alone.node_tags,
             alone.members,
             explanations,
             piece(explanations_at + 1..MEMBERS)?,
@@ -654,5 +708,39 @@ mod tests {
         for both in [(false, false), (false, true), (true, false), (true, true)] {
             assert!(scopes.contains(&both), "{both:?} not among {scopes:?}");
         }
+    }
+
+    /// Node names serde escapes (quotes, backslashes, control characters) and names it writes as
+    /// they are (other unicode, DEL) come out of the hand-written `node_tags` piece as serde
+    /// writes them.
+    #[test]
+    fn node_tags_written_by_hand_are_serdes_text() {
+        let names = [
+            "plain",
+            "quo\"te",
+            "back\\slash",
+            "new\nline",
+            "bell\u{7}",
+            "del\u{7f}",
+            "caf\u{e9} \u{1F600}",
+            "tab\t/slash",
+        ];
+        let mut b = BridgeBuilder::new();
+        b.user_input(names[0], &[1, 8]);
+        for pair in names.windows(2) {
+            b.op(pair[1], "aten.relu.default", &[pair[0]], true);
+        }
+        b.op("cpu", "aten.sin.default", &[names[names.len() - 1]], false)
+            .output(&["cpu"]);
+        let (planned, pieces) = plan_graph_json(load(&b), &Overrides::default()).expect("plans");
+        let whole = serde_json::to_string_pretty(&planned.json()).expect("writes");
+        assert!(pieces.expect("writes").to_string() == whole);
+        let doc: serde_json::Value = serde_json::from_str(&whole).expect("json");
+        let tags = doc["node_tags"].as_object().expect("an object");
+        assert_eq!(
+            tags.keys().map(String::as_str).collect::<Vec<_>>()[..names.len()],
+            names
+        );
+        assert!(tags["cpu"].is_null() && tags["plain"].is_null() && tags["del\u{7f}"].is_string());
     }
 }
