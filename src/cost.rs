@@ -280,7 +280,7 @@ pub fn estimate(
         }
         crossings += u64::from(leaves);
         if crossings > 0 {
-            match analysis.value_bytes[i] {
+            match graph.value_bytes[i] {
                 // Saturating: a document may declare shapes no device holds.
                 Some(b) => {
                     out.boundary_bytes =

@@ -202,6 +202,10 @@ pub struct Graph {
     /// Each node's `op`, packed: passes over every node that need only the kind read 1 byte a
     /// node rather than a node's cache line (what-if answers make several such passes).
     pub ops: Vec<OpKind>,
+    /// Each node's value size in bytes ([`TensorMeta::bytes`]), `None` when unknown (symbolic
+    /// shape, no meta): every cost estimate asks for it by node, and it is worked out while each
+    /// node is read, rather than in a later pass through a quarter of a gigabyte of nodes.
+    pub value_bytes: Vec<Option<u64>>,
     pub roles: Vec<NodeRoles>,
     pub signature: Signature,
     /// Options given in the document (defaults where absent).

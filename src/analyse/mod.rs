@@ -23,9 +23,6 @@ pub struct Analysis {
     /// Every `getitem` with the multi-output node it reads, in topological order: each must live
     /// where its producer lives, and plans ask which again and again.
     pub getitems: Vec<(NodeId, NodeId)>,
-    /// Each node's value size in bytes, `None` when unknown (symbolic shape, no meta): read once
-    /// here, in node order, because every cost estimate asks for it by node.
-    pub value_bytes: Vec<Option<u64>>,
 }
 
 pub fn analyse(graph: &Graph) -> Analysis {
@@ -47,12 +44,10 @@ pub fn analyse_indexed(graph: &Graph, index: Arc<GraphIndex>) -> Analysis {
         .filter(|&&n| index.is_getitem(n))
         .filter_map(|&n| Some((n, *graph.node(n).inputs.first()?)))
         .collect();
-    let value_bytes = graph.nodes.iter().map(|n| n.meta.bytes()).collect();
     Analysis {
         index,
         buffers,
         getitems,
-        value_bytes,
     }
 }
 

@@ -99,6 +99,7 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
         placeholder_reading,
         getitem_not_of_one,
         ops,
+        value_bytes,
         tags,
         ..
     } = list;
@@ -150,6 +151,7 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
     Ok(Graph {
         stock_partitions: tags.len(),
         ops,
+        value_bytes,
         nodes,
         roles,
         signature,

@@ -39,6 +39,8 @@ pub(super) struct NodeList {
     pub getitem_not_of_one: Option<u32>,
     /// Each node's kind, in order: the graph's packed `ops`, gathered while each node is at hand.
     pub ops: Vec<OpKind>,
+    /// Each node's value size: the graph's `value_bytes`, gathered the same way.
+    pub value_bytes: Vec<Option<u64>>,
     /// Distinct delegation tags: the stock proposal's partitions.
     pub tags: HashSet<Symbol>,
     /// How deep values nest inside the nodes read so far.
@@ -61,6 +63,7 @@ impl NodeList {
         let guess = bytes / 200;
         list.nodes.reserve(guess);
         list.ops.reserve(guess);
+        list.value_bytes.reserve(guess);
         list.names.reserve(&list.nodes, guess);
         list
     }
@@ -85,6 +88,7 @@ impl NodeList {
             placeholder_reading,
             getitem_not_of_one,
             ops,
+            value_bytes,
             tags,
             hashes,
             ..
@@ -102,6 +106,7 @@ impl NodeList {
             self.getitem_not_of_one.get_or_insert(g + base);
         }
         self.ops.extend_from_slice(&ops);
+        self.value_bytes.extend_from_slice(&value_bytes);
         self.pending
             .extend(pending.into_iter().map(|(node, name)| (node + base, name)));
         move_shifted(&mut self.nodes, nodes, base);
@@ -167,6 +172,7 @@ impl NodeList {
             self.getitem_not_of_one.get_or_insert(id.0);
         }
         self.ops.push(node.op);
+        self.value_bytes.push(node.meta.bytes());
         let hash = self.names.hash(&node.name);
         self.nodes.push(node);
         if let Some(hashes) = &mut self.hashes {

@@ -459,7 +459,7 @@ impl Pieces<'_> {
                         self.in_piece[q.index()] = piece.stamp;
                         self.fresh.push(q);
                         added =
-                            added.saturating_add(self.analysis.value_bytes[q.index()].unwrap_or(0));
+                            added.saturating_add(self.graph.value_bytes[q.index()].unwrap_or(0));
                     }
                 }
             }
@@ -594,7 +594,7 @@ fn crossing_bytes(graph: &Graph, analysis: &Analysis, ops: &[NodeId], units: &[U
     for (q, (first, last)) in read {
         let from = unit_of.get(&q).copied().unwrap_or(first);
         if last > from {
-            let bytes = i128::from(analysis.value_bytes[q.index()].unwrap_or(0));
+            let bytes = i128::from(graph.value_bytes[q.index()].unwrap_or(0));
             delta[from + 1] += bytes;
             delta[last + 1] -= bytes;
         }

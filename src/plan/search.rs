@@ -158,14 +158,10 @@ impl Evaluator<'_> {
 }
 
 /// Interchangeable buffers: same kind, size, chain length and writer op.
-fn class_key(
-    graph: &Graph,
-    analysis: &Analysis,
-    chain: &BufferChain,
-) -> (bool, Option<u64>, usize, String) {
+fn class_key(graph: &Graph, chain: &BufferChain) -> (bool, Option<u64>, usize, String) {
     (
         chain.kind == crate::analyse::MutationKind::Slice,
-        analysis.value_bytes[chain.placeholder.index()],
+        graph.value_bytes[chain.placeholder.index()],
         chain.chain.len(),
         graph.node(chain.writer).target.to_string(),
     )
@@ -262,9 +258,7 @@ pub(super) fn search(
     for (b, chain) in analysis.buffers.iter().enumerate() {
         if searched[b] {
             let next = classes.len();
-            let c = *class_of_key
-                .entry(class_key(graph, analysis, chain))
-                .or_insert(next);
+            let c = *class_of_key.entry(class_key(graph, chain)).or_insert(next);
             if c == next {
                 classes.push(Vec::new());
             }

@@ -26,6 +26,9 @@ fn assert_same(one: &Result<Graph, ImportError>, two: &Result<Graph, ImportError
         (Ok(a), Ok(b)) => {
             assert_eq!(a.nodes, b.nodes, "from {from}");
             assert_eq!(a.ops, b.ops, "from {from}");
+            assert_eq!(a.value_bytes, b.value_bytes, "from {from}");
+            let sizes: Vec<Option<u64>> = a.nodes.iter().map(|n| n.meta.bytes()).collect();
+            assert_eq!(a.value_bytes, sizes, "from {from}");
             assert_eq!(a.roles, b.roles, "from {from}");
             assert_eq!(a.signature, b.signature, "from {from}");
             assert_eq!(a.order, b.order, "from {from}");

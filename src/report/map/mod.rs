@@ -462,7 +462,7 @@ fn edges(graph: &Graph, box_of: &[Option<u32>]) -> Vec<MapEdge> {
                 bytes: 0,
             });
             edge.values += 1;
-            let bytes = graph.nodes[input.index()].meta.bytes().unwrap_or(0);
+            let bytes = graph.value_bytes[input.index()].unwrap_or(0);
             edge.bytes = edge.bytes.saturating_add(bytes);
         }
     }
