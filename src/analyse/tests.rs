@@ -86,3 +86,24 @@ fn the_hull_pulls_in_nodes_between_chain_and_readers() {
     assert_eq!(names(&g, &c.chain), ["a", "w"]);
     assert_eq!(names(&g, &c.state_hull), ["p", "a", "w", "mid", "r"]);
 }
+
+/// A graph large enough for the index to gather its inputs on two threads: every node's rows are
+/// its own inputs and the users those make, and the getitems are the nodes that are.
+#[test]
+fn the_index_gathered_in_halves_is_the_graph() {
+    let text = crate::synthetic::generate(120_000, 3).expect("generates");
+    let g = parse_graph(&text).expect("imports");
+    assert!(g.len() >= 100_000);
+    let index = GraphIndex::new(&g);
+    let mut users: Vec<Vec<NodeId>> = vec![Vec::new(); g.len()];
+    for n in g.ids() {
+        assert_eq!(index.predecessors(n), &g.node(n).inputs[..]);
+        assert_eq!(index.is_getitem(n), g.node(n).is_getitem());
+        for &p in &g.node(n).inputs {
+            users[p.index()].push(n);
+        }
+    }
+    for n in g.ids() {
+        assert_eq!(index.successors(n), &users[n.index()][..]);
+    }
+}
