@@ -22,6 +22,7 @@
 use super::rows::{Rows, has, or_into, put, slots};
 use crate::digraph::DirectedGraph;
 use crate::graph::NodeId;
+use by_number::ByNumber;
 use hashbrown::HashSet;
 use smallvec::{SmallVec, smallvec};
 use std::borrow::Cow;
@@ -172,8 +173,8 @@ struct Fresh {
 
 struct Pass {
     assignment: Vec<Option<u32>>,
-    /// By number; `None` once merged away (or for numbers not yet given).
-    partitions: Vec<Option<Partition>>,
+    /// By number; none once merged away.
+    partitions: ByNumber,
     rows: Rows,
     /// Per node: predecessors still to visit that will ask for its sets, plus partitions listing
     /// it among their users. At zero its row retires.
@@ -194,7 +195,7 @@ impl Pass {
     fn new(n: usize) -> Self {
         Pass {
             assignment: vec![None; n],
-            partitions: Vec::new(),
+            partitions: ByNumber::default(),
             rows: Rows::new(n),
             asked: vec![0; n],
             slot_owner: Vec::new(),
@@ -206,11 +207,11 @@ impl Pass {
     }
 
     fn part(&self, id: u32) -> Option<&Partition> {
-        self.partitions.get(id as usize)?.as_ref()
+        self.partitions.get(id)
     }
 
     fn part_mut(&mut self, id: u32) -> Option<&mut Partition> {
-        self.partitions.get_mut(id as usize)?.as_mut()
+        self.partitions.get_mut(id)
     }
 
     /// The live partitions in fx's order (their slots' order).
@@ -278,7 +279,7 @@ impl Pass {
             self.rows.put_in(v.index(), slot);
         }
         let users_set = self.users_set(users);
-        self.partitions.push(Some(Partition {
+        self.partitions.push(Partition {
             order: id,
             members: smallvec![v],
             users: users_set,
@@ -288,7 +289,7 @@ impl Pass {
             slot,
             refused: self.rows.empty_set(),
             seen: self.rows.log_len(),
-        }));
+        });
         for &u in users {
             self.unask(u);
         }
@@ -448,7 +449,7 @@ impl Pass {
         } else {
             (a, b)
         };
-        let gone_partition = self.partitions.get_mut(gone as usize)?.take()?;
+        let gone_partition = self.partitions.take(gone)?;
         let fresh = created == Some(gone) && gone_partition.members.len() == 1;
         self.absorb(into, gone_partition, (reach, claimed), fresh);
         Some(into)
@@ -491,6 +492,7 @@ impl Pass {
 }
 
 mod absorb;
+mod by_number;
 mod slots;
 mod users;
 

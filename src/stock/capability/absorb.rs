@@ -98,7 +98,7 @@ impl Pass {
             }
         }
         self.spare_users.push(std::mem::take(&mut gone.users));
-        let Some(Some(p)) = self.partitions.get_mut(into as usize) else {
+        let Some(p) = self.partitions.get_mut(into) else {
             return;
         };
         p.users = users;
@@ -126,7 +126,7 @@ impl Pass {
     /// records still naming it never match again. Refusals involving `into` may no longer hold
     /// once it has absorbed more than a fresh node.
     pub(super) fn catch_up(&mut self, id: u32) {
-        let Some(Some(p)) = self.partitions.get_mut(id as usize) else {
+        let Some(p) = self.partitions.get_mut(id) else {
             return;
         };
         for (merge, record) in self.rows.log().skip(p.seen) {

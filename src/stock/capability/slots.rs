@@ -69,11 +69,7 @@ impl Pass {
             remap(claims);
         });
         for &id in &ids {
-            if let Some(p) = self
-                .partitions
-                .get_mut(id as usize)
-                .and_then(Option::as_mut)
-            {
+            if let Some(p) = self.partitions.get_mut(id) {
                 p.slot = renumbered[p.slot];
                 for set in [
                     &mut p.downstream,
