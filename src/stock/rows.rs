@@ -190,8 +190,11 @@ impl Rows {
         }
     }
 
-    /// A copy of `set`, of the current width.
+    /// A copy of `set` (every set the pass keeps has the current width; any other is copied anew).
     pub(super) fn copy_of(&self, set: &[u64]) -> Vec<u64> {
+        if set.len() != self.words {
+            return set.to_vec();
+        }
         match self.spare.borrow_mut().pop() {
             Some(mut copy) => {
                 copy.copy_from_slice(set);
@@ -407,6 +410,22 @@ mod tests {
         let (r, c) = rows.union([2, 3, 1]);
         assert_eq!((r, c), (vec![0b010, 1], vec![0b010, 3]));
         assert_eq!(slots(&[0b1001, 0b10]).collect::<Vec<_>>(), vec![0, 3, 65]);
+    }
+
+    #[test]
+    fn spare_sets_come_back_empty_or_copied_at_the_current_width() {
+        let mut rows = Rows::new(2);
+        rows.recycle(vec![0b101]);
+        assert_eq!(rows.empty_set(), vec![0]);
+        rows.recycle(vec![0b101]);
+        assert_eq!(rows.copy_of(&[0b11]), vec![0b11]);
+        // A set of another width is copied anew, and not kept once given back.
+        assert_eq!(rows.copy_of(&[1, 2]), vec![1, 2]);
+        rows.recycle(vec![1, 2]);
+        rows.widen();
+        rows.recycle(vec![7]);
+        assert_eq!(rows.empty_set(), vec![0, 0]);
+        assert_eq!(rows.copy_of(&[3, 4]), vec![3, 4]);
     }
 
     #[test]
