@@ -1,6 +1,6 @@
-//! Two independent pieces of work on the two cores a machine like ours has: the reader's halves of
-//! a large node list, the stock reproduction beside the plan's search, the checker's two taggings,
-//! the two pieces of a large plan's JSON.
+//! Two independent pieces of work on the two cores a machine like ours has: the halves of a large
+//! document's UTF-8 check, the reader's halves of its node list, the index's halves of the inputs,
+//! the stock reproduction beside the plan's search, the checker's two taggings.
 //! Each caller decides from the size of its work whether a second thread pays for its start.
 
 use std::sync::OnceLock;
