@@ -261,7 +261,6 @@ impl Pass {
         let slot = self.allocate_slot(id);
         let (reach, claimed) = self.rows.union(users.iter().map(|u| u.index()));
         // fx's `_update_partition_map`: what the node's users reach and their records name.
-        self.end_fresh();
         self.fresh = Some(Fresh {
             id,
             users: users.to_vec(),
