@@ -18,12 +18,11 @@ impl Pass {
         for &m in &gone.members {
             self.assignment[m.index()] = Some(into);
         }
-        let Some((a, into_order, old)) = self
-            .part(into)
-            .map(|p| (p.slot, p.order, self.rows.copy_of(&p.downstream)))
-        else {
+        // Its record is read in place, not copied (it is replaced below).
+        let Some(absorbing) = self.part(into) else {
             return;
         };
+        let (a, into_order) = (absorbing.slot, absorbing.order);
         let g = gone.slot;
         // The merged partition takes the slot of the older of the two, which keeps slots in order.
         let (keep, drop) = if gone.order < into_order {
@@ -33,12 +32,11 @@ impl Pass {
         };
         // fx: the record is both records, then what the new users reach and their records name,
         // never the two themselves.
-        or_into(&mut record, &old);
+        or_into(&mut record, &absorbing.downstream);
         or_into(&mut record, &gone.downstream);
         take(&mut record, a);
         take(&mut record, g);
-        let gained = record.iter().zip(&old).any(|(new, old)| new & !old != 0);
-        self.rows.recycle(old);
+        let gained = (record.iter().zip(&absorbing.downstream)).any(|(new, old)| new & !old != 0);
         for set in [
             std::mem::take(&mut gone.downstream),
             std::mem::take(&mut gone.refused),
