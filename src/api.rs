@@ -204,6 +204,22 @@ struct PlanDocumentIn {
     buffers: Vec<PlanBufferIn>,
     #[serde(default)]
     cost: Option<PlanCostIn>,
+    #[serde(default)]
+    explanations: Vec<PlanExplanationIn>,
+}
+
+/// A plan's explanation as the picture reads it back: the plan's own decisions are drawn; the
+/// checker finds the violations again.
+#[derive(Deserialize)]
+struct PlanExplanationIn {
+    scope: String,
+    rule: String,
+    kind: String,
+    message: String,
+    #[serde(default)]
+    nodes: Vec<String>,
+    #[serde(default)]
+    buffer: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -282,7 +298,23 @@ pub fn plan_on_graph(graph: &str, plan: &str) -> Result<PlanOnGraph, ApiError> {
     }
     let plan_findings = check(&graph, &tagging, &options, &supported);
     let stock_findings = check(&graph, &stock, &options, &supported);
-    let findings = report::map::MapFinding::all(&graph, &plan_findings, &stock_findings);
+    let mut findings = report::map::MapFinding::all(&graph, &plan_findings, &stock_findings);
+    let decisions = (doc.explanations.into_iter())
+        .filter(|e| e.scope == "plan" && e.kind == "decision" && e.buffer.is_none())
+        .filter_map(|e| {
+            let rule = RuleId::ALL.into_iter().find(|r| r.id() == e.rule)?;
+            Some(report::Explained {
+                rule,
+                kind: crate::rules::FindingKind::Decision,
+                message: e.message,
+                nodes: e.nodes,
+                path: Vec::new(),
+                buffer: None,
+                partition: None,
+                bytes: None,
+            })
+        });
+    report::map::MapFinding::insert_plan_decisions(&graph, &mut findings, decisions);
     let mut scratch = crate::cost::Scratch::default();
     let mut estimate = |t: &Tagging| {
         crate::cost::estimate(

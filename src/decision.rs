@@ -216,6 +216,8 @@ pub enum Blocker {
     Requested,
     /// With what it cannot be parted from (its tuple), it alone exceeds a partition budget.
     OverBudget,
+    /// The converter was found to refuse it (the node's conversion verdict).
+    DoesNotConvert,
 }
 
 impl Blocker {
@@ -224,6 +226,7 @@ impl Blocker {
             Blocker::NotAnOp | Blocker::CpuChain(_) => RuleId::StateWhole,
             Blocker::NoInput => RuleId::NoInputTarget,
             Blocker::OverBudget => RuleId::WithinBudget,
+            Blocker::DoesNotConvert => RuleId::Convertible,
             Blocker::Unsupported
             | Blocker::TupleSibling(_)
             | Blocker::ProducerOnCpu(_)
@@ -259,6 +262,12 @@ pub enum Decision {
     StateOnCycle { buffer: usize, path: Vec<CycleStep> },
     /// The decision on `Plan::buffers[i]`, which cites a rule.
     Buffer(usize),
+    /// The converter was found to refuse these ops, which the support check accepts: they run on
+    /// CPU. One decision per verdict (the same call and error), nodes in node order.
+    NotConvertibleOnCpu(Vec<NodeId>),
+    /// The converter refuses this op whole (`Graph::decomposed[i]`): it was decomposed before
+    /// export, and its parts are planned as any others.
+    Decomposed(usize),
     /// These ops (one op, or a tuple with its `getitem`s) alone exceed a partition budget: they
     /// run on CPU.
     OverBudgetOnCpu {

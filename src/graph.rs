@@ -155,6 +155,57 @@ pub struct Node {
     /// path, e.g. `layers.7.attention`): what `cut_after`/`cut_before` patterns match.
     pub module_path: Option<Symbol>,
     pub meta: TensorMeta,
+    /// What the converter said when asked to convert the node, where it was asked.
+    pub conversion: Option<Box<Conversion>>,
+}
+
+/// A conversion verdict, as the bridge document's `conversion` carries it: whether coremltools
+/// converts the node, how that was found, and the converter's error when it does not. Read from
+/// the document, never inferred.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Conversion {
+    pub converts: bool,
+    #[serde(default)]
+    pub found_by: Option<FoundBy>,
+    /// The converter that gave the verdict, e.g. `coremltools 9.0`.
+    #[serde(default)]
+    pub converter: Option<Box<str>>,
+    /// The op with its literal arguments, e.g. `aten.max_pool2d_with_indices.default(dilation=[2, 2])`.
+    #[serde(default)]
+    pub call: Option<Box<str>>,
+    /// The converter's first error line.
+    #[serde(default)]
+    pub error: Option<Box<str>>,
+}
+
+/// An op the partitioner would have kept whole for Core ML (`ops_to_not_decompose`) and let
+/// decompose instead, because the converter refuses it: its parts are what the graph holds.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecomposedOp {
+    /// The op's qualified name, e.g. `aten.pad.default`.
+    pub op: String,
+    pub conversion: Conversion,
+}
+
+/// How a conversion verdict was reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FoundBy {
+    /// The node converted alone, before planning.
+    Probe,
+    /// A planned partition converted, and bisected to the node.
+    Verification,
+}
+
+impl FoundBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FoundBy::Probe => "probe",
+            FoundBy::Verification => "verification",
+        }
+    }
 }
 
 impl Node {
@@ -206,6 +257,9 @@ pub struct Graph {
     /// shape, no meta): every cost estimate asks for it by node, and it is worked out while each
     /// node is read, rather than in a later pass through a quarter of a gigabyte of nodes.
     pub value_bytes: Vec<Option<u64>>,
+    /// The nodes whose conversion verdict says the converter refuses them, in node order: noted
+    /// while reading, so that planning never looks through every node for them.
+    pub refused_by_converter: Vec<NodeId>,
     pub roles: Vec<NodeRoles>,
     pub signature: Signature,
     /// Options given in the document (defaults where absent).
@@ -218,6 +272,8 @@ pub struct Graph {
     pub producer: Option<serde_json::Value>,
     /// Distinct tags the input carries: partitions in the stock proposal.
     pub stock_partitions: usize,
+    /// Ops decomposed before the graph was exported because the converter refuses them whole.
+    pub decomposed: Vec<DecomposedOp>,
     pub(crate) names: NameIndex,
 }
 
@@ -461,6 +517,7 @@ mod tests {
                 stock_tag: None,
                 module_path: None,
                 meta: TensorMeta::default(),
+                conversion: None,
             })
             .collect()
     }

@@ -31,10 +31,12 @@ pub enum RuleId {
     TupleWhole,
     /// Each delegate partition keeps within the budgets asked for (constant bytes, ops).
     WithinBudget,
+    /// No node the converter was found to refuse is tagged.
+    Convertible,
 }
 
 impl RuleId {
-    pub const ALL: [RuleId; 11] = [
+    pub const ALL: [RuleId; 12] = [
         RuleId::Acyclic,
         RuleId::Supported,
         RuleId::NoHiddenState,
@@ -46,6 +48,7 @@ impl RuleId {
         RuleId::PlanMatchesTags,
         RuleId::TupleWhole,
         RuleId::WithinBudget,
+        RuleId::Convertible,
     ];
 
     pub fn id(self) -> &'static str {
@@ -61,6 +64,7 @@ impl RuleId {
             RuleId::PlanMatchesTags => "PLAN_MATCHES_TAGS",
             RuleId::TupleWhole => "TUPLE_WHOLE",
             RuleId::WithinBudget => "WITHIN_BUDGET",
+            RuleId::Convertible => "CONVERTIBLE",
         }
     }
 
@@ -95,6 +99,9 @@ impl RuleId {
             }
             RuleId::WithinBudget => {
                 "a delegate larger than the device takes: the Neural Engine compiler refuses weight files over 2 GiB (\"Weight file size ... exceeds the maximum\"), and very deep programs fail to compile"
+            }
+            RuleId::Convertible => {
+                "coremltools fails to convert the partition, and the whole to_edge_transform_and_lower aborts with the converter's traceback"
             }
         }
     }
@@ -159,6 +166,8 @@ pub enum Fact {
     UnsupportedTagged { node: NodeId },
     /// SUPPORTED: the graph output is tagged.
     OutputTagged { node: NodeId },
+    /// CONVERTIBLE: a node the converter was found to refuse is tagged.
+    NotConvertibleTagged { node: NodeId },
     /// NO_HIDDEN_STATE: the placeholder is tagged with take-over off; with its writer beside it
     /// (`as_state`) it becomes a state, otherwise a frozen copy.
     HiddenState { placeholder: NodeId, as_state: bool },

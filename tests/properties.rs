@@ -322,6 +322,8 @@ fn random_graphs_cover_every_decision() {
         "finding:SUPPORTED",
         "finding:CONSTANT_SHARING",
         "finding:NO_INPUT_TARGET",
+        "finding:CONVERTIBLE",
+        "cpu:CONVERTIBLE",
         "several partitions",
     ] {
         assert!(

@@ -13,8 +13,9 @@ use partition_planner::tagging::Tagging;
 use partition_planner::verify::verify;
 
 /// `b_s` is a buffer updated by `scatter(b_s, neg(b_s))`; `sum` reads the new value, `mm` uses a
-/// weight `w`, `odd` is an op Core ML cannot run, `wsq` is computed from the weight alone, and
-/// `split` has two outputs of which `half` picks one.
+/// weight `w`, `odd` is an op Core ML cannot run, `wsq` is computed from the weight alone,
+/// `split` has two outputs of which `half` picks one, and `pool` is an op the support check
+/// accepts and the converter refuses.
 fn graph() -> Graph {
     let mut b = BridgeBuilder::new();
     b.buffer("b_s", "s", &[4, 4])
@@ -34,8 +35,15 @@ fn graph() -> Graph {
         .op("mm2", "aten.mm.default", &["odd", "wsq"], true)
         .op("split", "aten.split.Tensor", &["mm2"], true)
         .op_with("half", "getitem", &["split"], &[0.into()], true)
+        .op(
+            "pool",
+            "aten.max_pool2d_with_indices.default",
+            &["mm2"],
+            true,
+        )
+        .refused("ValueError: @max_pool does not support dilation > 1")
         .mutates("scatter", "s")
-        .output(&["mm2", "half"]);
+        .output(&["mm2", "half", "pool"]);
     parse_graph(&b.to_json()).expect("imports")
 }
 
@@ -118,6 +126,11 @@ fn cases() -> Vec<Case> {
             rule: RuleId::Supported,
             keeps: violations(GOOD, ios18(true)),
             breaks: violations(&[("odd", "tag0")], ios18(true)),
+        },
+        Case {
+            rule: RuleId::Convertible,
+            keeps: violations(GOOD, ios18(true)),
+            breaks: violations(&[("mm2", "tag1"), ("pool", "tag1")], ios18(true)),
         },
         Case {
             rule: RuleId::NoHiddenState,

@@ -67,6 +67,16 @@ fn builder_graphs_validate_and_schema_rejections_are_import_errors() {
         ("/nodes/0/extra", json!(1)),
         ("/options/minimum_deployment_target", json!("iOS12")),
         ("/graph_signature/user_inputs", json!("x")),
+        ("/nodes/2/conversion", json!({"found_by": "probe"})),
+        (
+            "/nodes/2/conversion",
+            json!({"converts": false, "why": "x"}),
+        ),
+        (
+            "/nodes/2/conversion",
+            json!({"converts": false, "found_by": "guess"}),
+        ),
+        ("/decomposed", json!([{"op": "aten.pad.default"}])),
     ];
     for (pointer, value) in broken {
         let mut doc = good.clone();

@@ -326,25 +326,29 @@ impl<'a> Checker<'a> {
         self.tagging.tag(n).map(str::to_string)
     }
 
-    /// SUPPORTED: only ops the backend runs are tagged; the output never is.
+    /// SUPPORTED: only ops the backend runs are tagged; the output never is. CONVERTIBLE: no op
+    /// whose conversion verdict (read from the node itself) says the converter refuses it.
     fn supported(&self, supported: &[bool]) -> Vec<Finding> {
         let mut out = Vec::new();
         for n in self.graph.ids() {
             let Some(tag) = self.tagging.tag(n) else {
                 continue;
             };
-            let fact = match self.graph.op(n) {
+            let (rule, fact) = match self.graph.op(n) {
                 OpKind::CallFunction if !supported[n.index()] => {
-                    Fact::UnsupportedTagged { node: n }
+                    (RuleId::Supported, Fact::UnsupportedTagged { node: n })
                 }
-                OpKind::Output => Fact::OutputTagged { node: n },
+                OpKind::CallFunction
+                    if (self.graph.nodes[n.index()].conversion)
+                        .as_ref()
+                        .is_some_and(|c| !c.converts) =>
+                {
+                    (RuleId::Convertible, Fact::NotConvertibleTagged { node: n })
+                }
+                OpKind::Output => (RuleId::Supported, Fact::OutputTagged { node: n }),
                 _ => continue,
             };
-            out.push(
-                Finding::violation(RuleId::Supported, fact)
-                    .nodes([n])
-                    .partition(tag),
-            );
+            out.push(Finding::violation(rule, fact).nodes([n]).partition(tag));
         }
         out
     }

@@ -3,6 +3,7 @@
 
 use super::node_list::NodeList;
 use super::read_nodes::NodesSeed;
+use crate::graph::DecomposedOp;
 use crate::options::PartialOptions;
 use indexmap::IndexMap;
 use serde::Deserialize;
@@ -18,9 +19,18 @@ pub struct RawDocument {
     pub options: PartialOptions,
     /// Free-form provenance (exporter, versions, model); kept out of planning.
     pub producer: Option<serde_json::Value>,
+    /// Ops the partitioner let decompose because the converter refuses them.
+    pub decomposed: Vec<DecomposedOp>,
 }
 
-const DOCUMENT_FIELDS: &[&str] = &["schema", "nodes", "graph_signature", "options", "producer"];
+const DOCUMENT_FIELDS: &[&str] = &[
+    "schema",
+    "nodes",
+    "graph_signature",
+    "options",
+    "producer",
+    "decomposed",
+];
 
 impl RawDocument {
     pub fn set(&mut self, field: Field) {
@@ -29,6 +39,7 @@ impl RawDocument {
             Field::GraphSignature(s) => self.graph_signature = Some(*s),
             Field::Options(o) => self.options = o,
             Field::Producer(p) => self.producer = p,
+            Field::Decomposed(d) => self.decomposed = d,
         }
     }
 
@@ -50,6 +61,7 @@ pub enum Field {
     GraphSignature(Box<RawSignature>),
     Options(PartialOptions),
     Producer(Option<serde_json::Value>),
+    Decomposed(Vec<DecomposedOp>),
 }
 
 /// Reads the value of the top-level field named `.0`; an unknown name is an error.
@@ -65,6 +77,7 @@ impl<'de> DeserializeSeed<'de> for FieldSeed<'_> {
             }
             "options" => PartialOptions::deserialize(d).map(Field::Options),
             "producer" => Option::deserialize(d).map(Field::Producer),
+            "decomposed" => Vec::deserialize(d).map(Field::Decomposed),
             other => Err(de::Error::unknown_field(other, DOCUMENT_FIELDS)),
         }
     }

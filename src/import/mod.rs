@@ -81,6 +81,7 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
         graph_signature,
         options,
         producer,
+        decomposed,
         ..
     } = raw;
     let (Some(list), Some(graph_signature)) = (list, graph_signature) else {
@@ -101,6 +102,7 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
         ops,
         value_bytes,
         tags,
+        refused,
         ..
     } = list;
     match problem {
@@ -152,6 +154,7 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
         stock_partitions: tags.len(),
         ops,
         value_bytes,
+        refused_by_converter: refused.into_iter().map(NodeId).collect(),
         nodes,
         roles,
         signature,
@@ -159,6 +162,7 @@ fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
         order,
         output,
         producer,
+        decomposed,
         names,
     })
 }

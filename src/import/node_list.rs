@@ -43,6 +43,8 @@ pub(super) struct NodeList {
     pub value_bytes: Vec<Option<u64>>,
     /// Distinct delegation tags: the stock proposal's partitions.
     pub tags: HashSet<Symbol>,
+    /// Nodes whose conversion verdict says the converter refuses them, in reading order.
+    pub refused: Vec<u32>,
     /// How deep values nest inside the nodes read so far.
     pub nesting: Nesting,
     symbols: HashSet<Symbol>,
@@ -90,6 +92,7 @@ impl NodeList {
             ops,
             value_bytes,
             tags,
+            refused,
             hashes,
             ..
         } = tail;
@@ -107,6 +110,7 @@ impl NodeList {
         }
         self.ops.extend_from_slice(&ops);
         self.value_bytes.extend_from_slice(&value_bytes);
+        self.refused.extend(refused.iter().map(|r| r + base));
         self.pending
             .extend(pending.into_iter().map(|(node, name)| (node + base, name)));
         move_shifted(&mut self.nodes, nodes, base);
@@ -170,6 +174,9 @@ impl NodeList {
         }
         if node.is_getitem() && !getitem_of_one(&node) && !node.inputs.contains(&UNRESOLVED) {
             self.getitem_not_of_one.get_or_insert(id.0);
+        }
+        if node.conversion.as_ref().is_some_and(|c| !c.converts) {
+            self.refused.push(id.0);
         }
         self.ops.push(node.op);
         self.value_bytes.push(node.meta.bytes());

@@ -6,7 +6,7 @@
 use super::node_list::{NodeList, intern};
 use super::read_args::{ArgContext, ArgSeed, ArgsSeed, Key};
 use super::references::{Inputs, recompute_inputs};
-use crate::graph::{Arg, Dim, Node, OpKind, TensorMeta};
+use crate::graph::{Arg, Conversion, Dim, Node, OpKind, TensorMeta};
 use compact_str::CompactString;
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -57,6 +57,7 @@ pub(super) const NODE_FIELDS: &[&str] = &[
     "delegation_tag",
     "module_path",
     "meta",
+    "conversion",
 ];
 
 /// Reads one node; its index in the list is `index`.
@@ -119,6 +120,9 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                         .map(|m| list.symbol(m.as_str()));
                 }
                 "meta" => parts.meta = map.next_value_seed(MetaSeed(list))?,
+                "conversion" => {
+                    parts.conversion = map.next_value::<Option<Conversion>>()?.map(Box::new);
+                }
                 other => return Err(de::Error::unknown_field(other, NODE_FIELDS)),
             }
         }
@@ -139,6 +143,7 @@ pub(super) struct NodeParts<'t> {
     pub tag: Option<crate::graph::Symbol>,
     pub module_path: Option<crate::graph::Symbol>,
     pub meta: TensorMeta,
+    pub conversion: Option<Box<Conversion>>,
     pub inputs: Inputs,
     /// Inputs are in order of first reference, args before kwargs, whatever the key order: when
     /// kwargs come first, the list is recomputed once the node is whole.
@@ -167,6 +172,7 @@ impl NodeParts<'_> {
             stock_tag: self.tag,
             module_path: self.module_path,
             meta: self.meta,
+            conversion: self.conversion,
         };
         if self.kwargs_first {
             recompute_inputs(&mut node);

@@ -10,7 +10,7 @@
 use super::node_list::{NodeList, intern};
 use super::read_args::{ArgContext, Key, object_arg};
 use super::read_nodes::{NODE_FIELDS, NodeParts, kwargs_of};
-use crate::graph::{Arg, Dim, Node, OpKind, TensorMeta};
+use crate::graph::{Arg, Conversion, Dim, FoundBy, Node, OpKind, TensorMeta};
 use compact_str::CompactString;
 use serde::Deserialize;
 use serde::de::IntoDeserializer;
@@ -99,6 +99,7 @@ impl<'t> Scanner<'t> {
                 }
                 "module_path" => parts.module_path = s.optional_string()?.map(|m| list.symbol(m)),
                 "meta" => parts.meta = s.meta(list)?,
+                "conversion" => parts.conversion = s.conversion()?,
                 _ => return None,
             }
             Some(())
@@ -142,6 +143,57 @@ impl<'t> Scanner<'t> {
             Some(())
         })?;
         Some(meta)
+    }
+
+    /// `conversion`: null, or the verdict's members; anything unusual (an unknown member, a
+    /// missing `converts`, an escape) is left to serde, which names the error.
+    fn conversion(&mut self) -> Option<Option<Box<Conversion>>> {
+        if self.peek()? == b'n' {
+            self.literal(b"null")?;
+            return Some(None);
+        }
+        let mut converts = None;
+        let mut found_by = None;
+        let (mut converter, mut call, mut error) = (None, None, None);
+        let mut seen = 0u32;
+        self.object(|s, key| {
+            match key {
+                "converts" => {
+                    first_time(&mut seen, 0)?;
+                    converts = Some(s.optional_bool()??);
+                }
+                "found_by" => {
+                    first_time(&mut seen, 1)?;
+                    found_by = match s.optional_string()? {
+                        None => None,
+                        Some("probe") => Some(FoundBy::Probe),
+                        Some("verification") => Some(FoundBy::Verification),
+                        Some(_) => return None,
+                    };
+                }
+                "converter" => {
+                    first_time(&mut seen, 2)?;
+                    converter = s.optional_string()?.map(Box::from);
+                }
+                "call" => {
+                    first_time(&mut seen, 3)?;
+                    call = s.optional_string()?.map(Box::from);
+                }
+                "error" => {
+                    first_time(&mut seen, 4)?;
+                    error = s.optional_string()?.map(Box::from);
+                }
+                _ => return None,
+            }
+            Some(())
+        })?;
+        Some(Some(Box::new(Conversion {
+            converts: converts?,
+            found_by,
+            converter,
+            call,
+            error,
+        })))
     }
 
     /// One argument: any JSON value, a reference written `{"node": NAME}`.

@@ -216,7 +216,8 @@ pub fn draft(
             },
         )
         .collect();
-    let mut decisions = decided.decisions;
+    let mut decisions = not_convertible(graph, request);
+    decisions.extend(decided.decisions);
     decisions.extend(searched.refusals);
     decisions.extend(buffers.iter().enumerate().filter_map(|(i, b)| {
         let cites_a_rule = b.rule.is_some()
@@ -238,6 +239,29 @@ pub fn draft(
         cuts: plan_cuts,
         stock: (),
     })
+}
+
+/// The ops decomposed because the converter refuses them whole, then the ops the support check
+/// accepts but the converter was found to refuse: they run on CPU. One decision per verdict (nodes
+/// with the same call, error and way of finding), in node order.
+fn not_convertible(graph: &Graph, request: &PlanRequest) -> Vec<Decision> {
+    let mut groups: Vec<(&crate::graph::Conversion, Vec<NodeId>)> = Vec::new();
+    for &n in &graph.refused_by_converter {
+        if !request.supported[n.index()] {
+            continue; // SUPPORTED already keeps it on CPU, verdict or not
+        }
+        let Some(verdict) = graph.node(n).conversion.as_deref() else {
+            continue;
+        };
+        match groups.iter_mut().find(|(v, _)| *v == verdict) {
+            Some((_, nodes)) => nodes.push(n),
+            None => groups.push((verdict, vec![n])),
+        }
+    }
+    (0..graph.decomposed.len())
+        .map(Decision::Decomposed)
+        .chain((groups.into_iter()).map(|(_, nodes)| Decision::NotConvertibleOnCpu(nodes)))
+        .collect()
 }
 
 /// The stock proposal for `graph` and `request`, where it comes from, and the request's cost

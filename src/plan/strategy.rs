@@ -329,6 +329,11 @@ fn blockers(
             _ => Some(Blocker::NotAnOp),
         })
         .collect();
+    for &n in &graph.refused_by_converter {
+        if blockers[n.index()].is_none() {
+            blockers[n.index()] = Some(Blocker::DoesNotConvert);
+        }
+    }
     for &n in &request.on_cpu {
         if blockers[n.index()].is_none() {
             blockers[n.index()] = Some(Blocker::Requested);

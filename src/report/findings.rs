@@ -3,7 +3,7 @@
 //! text reports.
 
 use super::units::byte_size;
-use crate::graph::{Graph, NodeId};
+use crate::graph::{Conversion, FoundBy, Graph, NodeId};
 use crate::options::target_label;
 use crate::rules::{Fact, Figure, Finding, FindingKind, PathStep, RuleId};
 use serde::Serialize;
@@ -85,6 +85,30 @@ pub fn steps(graph: &Graph, path: &[PathStep]) -> Vec<Step> {
         .collect()
 }
 
+/// What the converter said of a node, as every report says it: `coremltools 9.0 cannot convert
+/// aten.max_pool2d_with_indices.default(dilation=[2, 2]): ValueError: @max_pool does not support
+/// dilation > 1 (conversion probe)`. Each part the verdict lacks is said plainly.
+pub fn conversion_failure(graph: &Graph, node: NodeId) -> String {
+    let n = graph.node(node);
+    match n.conversion.as_deref() {
+        Some(verdict) => refused(verdict, &n.target),
+        None => format!("{} has no conversion verdict", n.name),
+    }
+}
+
+/// A verdict of refusal in words, `op` standing for the call where the verdict names none.
+pub fn refused(verdict: &Conversion, op: &str) -> String {
+    let converter = verdict.converter.as_deref().unwrap_or("the converter");
+    let call = verdict.call.as_deref().unwrap_or(op);
+    let error = verdict.error.as_deref().unwrap_or("no error recorded");
+    let how = match verdict.found_by {
+        Some(FoundBy::Probe) => " (conversion probe)",
+        Some(FoundBy::Verification) => " (found by converting its planned partition)",
+        None => "",
+    };
+    format!("{converter} cannot convert {call}: {error}{how}")
+}
+
 /// A checker's finding in words.
 pub fn explain(graph: &Graph, f: &Finding) -> Explained {
     Explained {
@@ -129,6 +153,11 @@ fn message(graph: &Graph, f: &Finding) -> String {
             graph.node(*node).target
         ),
         Fact::OutputTagged { node } => format!("the graph output {} is tagged {tag}", name(*node)),
+        Fact::NotConvertibleTagged { node } => format!(
+            "{} is tagged {tag}, but {}",
+            name(*node),
+            conversion_failure(graph, *node)
+        ),
         Fact::HiddenState {
             placeholder,
             as_state,

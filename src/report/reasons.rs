@@ -1,7 +1,7 @@
 //! The planner's reasons and decisions in sentences: the one place `Reason`, `Refusal` and
 //! `Decision` (facts with node ids and buffer indices) become text, for the JSON and text reports.
 
-use super::findings::{Explained, Step, render_path};
+use super::findings::{Explained, Step, conversion_failure, refused, render_path};
 use super::units::byte_size;
 use crate::analyse::{Analysis, MutationKind};
 use crate::decision::{
@@ -191,6 +191,10 @@ impl Prose<'_> {
             Blocker::OverBudget => {
                 format!("{what} alone exceeds the partition budget, so it runs on CPU")
             }
+            Blocker::DoesNotConvert => format!(
+                "{what} cannot be delegated: {}",
+                conversion_failure(self.graph, node)
+            ),
             Blocker::ProducerOnCpu(producer) => format!(
                 "{what} takes its value from {}, which runs on CPU",
                 self.graph.name(producer)
@@ -246,6 +250,37 @@ impl Prose<'_> {
                         ),
                     )
                 }
+            }
+            Decision::NotConvertibleOnCpu(nodes) => {
+                let listed: Vec<String> = names(&mut nodes.iter().copied());
+                let why = nodes
+                    .first()
+                    .map_or_else(String::new, |&n| conversion_failure(self.graph, n));
+                let placed = match listed.as_slice() {
+                    [one] => format!("{one} runs on CPU"),
+                    many if many.len() <= 5 => {
+                        format!("{} nodes run on CPU: {}", many.len(), many.join(", "))
+                    }
+                    many => format!(
+                        "{} nodes run on CPU: {}, …",
+                        many.len(),
+                        many[..5].join(", ")
+                    ),
+                };
+                Explained {
+                    nodes: listed.clone(),
+                    ..decided(RuleId::Convertible, format!("{why}; {placed}"))
+                }
+            }
+            Decision::Decomposed(i) => {
+                let d = self.graph.decomposed.get(*i)?;
+                decided(
+                    RuleId::Convertible,
+                    format!(
+                        "{}; the op was decomposed rather than kept whole for Core ML, and its parts are planned as any others",
+                        refused(&d.conversion, &d.op)
+                    ),
+                )
             }
             Decision::OverBudgetOnCpu {
                 nodes,

@@ -89,6 +89,22 @@ impl BridgeBuilder {
         self
     }
 
+    /// Gives the node last added a conversion verdict of refusal, found by a probe, with the
+    /// converter's error `error` (bridge JSON `conversion`).
+    pub fn refused(&mut self, error: &str) -> &mut Self {
+        if let Some(Value::Object(node)) = self.nodes.last_mut() {
+            let target = node.get("target").cloned().unwrap_or(Value::Null);
+            node.insert(
+                "conversion".into(),
+                json!({
+                    "converts": false, "found_by": "probe", "converter": "coremltools 9.0",
+                    "call": target, "error": error,
+                }),
+            );
+        }
+        self
+    }
+
     /// Sets `module_path` of the node last added (the module torch.export records it came from).
     pub fn module(&mut self, path: &str) -> &mut Self {
         if let Some(Value::Object(node)) = self.nodes.last_mut() {

@@ -1,6 +1,7 @@
 //! Random exported-program-shaped graphs for property tests: DAGs with user inputs, parameters,
 //! mutable buffers whose chains mix scatters and whole writes, readers of old and new values,
-//! multi-output ops with getitems, random support and random stock tags.
+//! multi-output ops with getitems, random support, ops the converter refuses although they are
+//! supported, and random stock tags.
 
 #![allow(dead_code)]
 
@@ -41,6 +42,8 @@ pub struct RandomGraph {
 /// not depend on the old value, and may be read before and after the write.
 pub fn random_graph(seed: u64, size: usize) -> RandomGraph {
     let mut rng = Rng::new(seed);
+    // Refusals are drawn apart, so that the graph a seed draws is the one it drew before them.
+    let mut refusals = Rng::new(seed ^ 0x5EED_C0DE);
     let mut b = BridgeBuilder::new();
     let mut values: Vec<String> = Vec::new();
     let inputs = 1 + rng.below(2);
@@ -93,6 +96,9 @@ pub fn random_graph(seed: u64, size: usize) -> RandomGraph {
             let scatter: &str = rng.pick::<&str>(&scatters);
             b.op(&name, scatter, &[&base, &value], supported)
                 .mutates(&name, &format!("buf{which}"));
+            if supported && refusals.chance(10) {
+                b.refused("ValueError: the converter refuses this writer");
+            }
             writers.push(name.clone());
         } else if rng.chance(8) {
             let input = rng.pick(&values).clone();
@@ -115,6 +121,9 @@ pub fn random_graph(seed: u64, size: usize) -> RandomGraph {
             let refs: Vec<&str> = args.iter().map(String::as_str).collect();
             let target: &str = rng.pick::<&str>(&targets);
             b.op(&name, target, &refs, supported);
+            if supported && refusals.chance(8) {
+                b.refused("ValueError: the converter refuses this op");
+            }
         }
         b.meta(&[4, 8], "float32");
         values.push(name);

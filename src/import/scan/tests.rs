@@ -64,6 +64,9 @@ fn exported_nodes_are_scanned_as_serde_reads_them() {
         r#"{"name": "kw", "op": "call_function", "target": "t", "kwargs": {"node": "x"}, "args": [{"node": "w"}]}"#,
         r#"{"name": "o", "op": "output", "target": "output", "args": [[{"node": "x"}, {"key": {"node": "w"}}]]}"#,
         "{\"name\": \"unicod\u{e9}_\u{1F600}\", \"op\": \"placeholder\", \"target\": \"p\"}",
+        r#"{"name": "pool", "op": "call_function", "target": "t", "supported": true, "conversion": {"converts": false, "found_by": "probe", "converter": "coremltools 9.0", "call": "t(dilation=[2, 2])", "error": "ValueError: @max_pool does not support dilation > 1"}}"#,
+        r#"{"name": "ok", "op": "call_function", "target": "t", "conversion": {"found_by": "verification", "converts": true, "error": null}}"#,
+        r#"{"name": "none", "op": "call_function", "target": "t", "conversion": null}"#,
     ];
     for text in taken {
         assert!(agrees(text), "declined: {text}");
@@ -101,6 +104,12 @@ fn what_serde_reads_another_way_or_refuses_is_declined() {
         r#"{"name": "a", "op": "placeholder", "target": "p", "meta": {"shape": [1.0]}}"#,
         r#"{"name": "a", "op": "placeholder", "target": "p", "meta": {"shape": [9223372036854775808]}}"#,
         r#"{"name": "a", "op": "placeholder", "target": "p""#,
+        // A verdict without `converts`, with an unknown member or way of finding, or an escape.
+        r#"{"name": "a", "op": "call_function", "target": "t", "conversion": {"found_by": "probe"}}"#,
+        r#"{"name": "a", "op": "call_function", "target": "t", "conversion": {"converts": true, "why": 1}}"#,
+        r#"{"name": "a", "op": "call_function", "target": "t", "conversion": {"converts": true, "found_by": "guess"}}"#,
+        r#"{"name": "a", "op": "call_function", "target": "t", "conversion": {"converts": false, "error": "a "b""}}"#,
+        r#"{"name": "a", "op": "call_function", "target": "t", "conversion": {"converts": false, "converts": true}}"#,
     ];
     for text in declined {
         assert!(!agrees(text), "scanned: {text}");
@@ -207,6 +216,9 @@ fn member() -> impl Strategy<Value = String> {
             .prop_map(|d| format!(r#""meta": {{"shape": [{}]}}"#, d.join(","))),
         (plain_token(), any_argument())
             .prop_map(|(d, x)| format!(r#""meta": {{"dtype": {d}, "extra": {x}}}"#)),
+        (any::<bool>(), prop_oneof![plain_token(), awkward_token()]).prop_map(|(c, e)| format!(
+            r#""conversion": {{"converts": {c}, "found_by": "probe", "error": {e}}}"#
+        )),
     ]
 }
 

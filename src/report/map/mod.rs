@@ -182,7 +182,9 @@ impl<'g> Map<'g> {
                 )
             })
             .collect();
-        let findings = MapFinding::all(graph, &verdict.plan, &verdict.stock);
+        let mut findings = MapFinding::all(graph, &verdict.plan, &verdict.stock);
+        let moved = (prose.decisions(plan).into_iter()).filter(|d| d.buffer.is_none());
+        MapFinding::insert_plan_decisions(graph, &mut findings, moved);
         Map::from_parts(
             graph,
             &analysis.index,
@@ -263,6 +265,27 @@ impl MapFinding {
         (plan.iter().map(finding(Side::Plan)))
             .chain(stock.iter().map(finding(Side::Stock)))
             .collect()
+    }
+}
+
+impl MapFinding {
+    /// The plan's decisions that are not one buffer's (ops kept on CPU: not convertible, over a
+    /// budget, or in a partition without inputs), after the checker's findings on the plan and
+    /// before those on the stock proposal: a person reading the map asks why an op is on CPU.
+    pub fn insert_plan_decisions(
+        graph: &Graph,
+        findings: &mut Vec<MapFinding>,
+        decisions: impl IntoIterator<Item = Explained>,
+    ) {
+        let at = findings.iter().take_while(|f| f.side == Side::Plan).count();
+        let decided = decisions.into_iter().map(|explained| MapFinding {
+            side: Side::Plan,
+            marks: (explained.nodes.iter())
+                .filter_map(|name| graph.find(name))
+                .collect(),
+            explained,
+        });
+        findings.splice(at..at, decided);
     }
 }
 
