@@ -22,8 +22,16 @@ from executorch.backends.apple.coreml.compiler import CoreMLBackend
 from executorch.backends.apple.coreml.partition import CoreMLPartitioner
 from executorch.exir import to_edge_transform_and_lower
 
-from partition_planner import export_graph
-from partition_planner.testing import LLMS, SliceCache, WholeCache, llm, seed_steps
+from partition_planner import PlannedCoreMLPartitioner, export_graph
+from partition_planner.testing import (
+    LLMS,
+    ConversionFailures,
+    SliceCache,
+    WholeCache,
+    conversion_failures_steps,
+    llm,
+    seed_steps,
+)
 
 
 class _Captured(Exception):
@@ -44,6 +52,39 @@ def stock_graph(model: torch.nn.Module, inputs, *, take_over: bool, target, name
         def partition(self, exported_program):
             result = super().partition(exported_program)
             captured["graph"] = export_graph(result.tagged_exported_program, self, model=name)
+            raise _Captured
+
+    model = model.eval().requires_grad_(False)
+    ep = torch.export.export(model, inputs, strict=False)
+    try:
+        to_edge_transform_and_lower(ep, partitioner=[Capture(compile_specs=specs, take_over_mutable_buffer=take_over)])
+    except _Captured:
+        pass
+    return captured["graph"]
+
+
+def planned_program_graph(model: torch.nn.Module, inputs, *, take_over: bool, target, name: str) -> dict:
+    """The bridge JSON of the program the drop-in plans inside to_edge_transform_and_lower (the
+    ops the converter refuses whole let decompose), tagged by the stock partitioner's own
+    ``partition()`` on it, with the drop-in's conversion verdicts on its nodes and the ops it let
+    decompose (docs/conversion.md)."""
+    specs = CoreMLBackend.generate_compile_specs(
+        compute_precision=ct.precision.FLOAT16,
+        compute_unit=ct.ComputeUnit.ALL,
+        minimum_deployment_target=target,
+    )
+    captured = {}
+
+    class Capture(PlannedCoreMLPartitioner):
+        def partition(self, exported_program):
+            result = CoreMLPartitioner.partition(self, exported_program)
+            captured["graph"] = export_graph(
+                result.tagged_exported_program,
+                self,
+                model=name,
+                probes=self._conversion_probes(),
+                decomposed=self.decomposed_for_conversion,
+            )
             raise _Captured
 
     model = model.eval().requires_grad_(False)
@@ -94,7 +135,7 @@ def write_graph(path: pathlib.Path, graph: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default="data")
-    parser.add_argument("--seed-only", action="store_true", help="only the seed report's small models")
+    parser.add_argument("--seed-only", action="store_true", help="only the small models: the seed report's and ConversionFailures")
     parser.add_argument(
         "--variants-only",
         metavar="VERSION",
@@ -114,6 +155,13 @@ def main() -> None:
         "seed_whole_ios18": stock_graph(WholeCache(), example, take_over=True, target=ct.target.iOS18, name="seed WholeCache"),
     }
     graphs["seed_slice_writer_untagged"] = untag_writers(graphs["seed_slice_ios18"])
+    graphs["conversion_failures_ios18"] = planned_program_graph(
+        ConversionFailures(),
+        conversion_failures_steps(1)[0],
+        take_over=True,
+        target=ct.target.iOS18,
+        name="ConversionFailures (ops coremltools refuses)",
+    )
     if not args.seed_only:
         for name in LLMS:
             model, example = llm(name)

@@ -106,22 +106,27 @@ fn every_graph_plans_under_every_option_set() {
 }
 
 /// What `export_llm` runs: take-over off, the default cost constants. No graph may get more delegate
-/// calls than its stock proposal (the distinct tags the document carries), and none a state.
+/// calls than its stock proposal (the distinct tags the document carries) where that proposal
+/// lowers at all, and none a state. A stock proposal that tags an op the converter refuses
+/// (CONVERTIBLE) aborts inside coremltools: there the plan is compared with nothing that lowers.
 #[test]
 fn with_take_over_off_every_graph_plans_no_worse_than_its_stock_proposal() {
     for (name, g) in all_graphs() {
         let mut r = PlanRequest::new(&g);
         r.options.take_over_mutable_buffer = false;
         let p = plan(&g, &analyse(&g), &r).unwrap();
-        let stock = Tagging::carried(&g).partition_count();
+        let carried = Tagging::carried(&g);
+        let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
+        let stock_lowers =
+            !violated(&check(&g, &carried, &r.options, &supported)).contains(&RuleId::Convertible);
+        let stock = carried.partition_count();
         assert!(
-            p.measure.partitions.len() <= stock,
+            !stock_lowers || p.measure.partitions.len() <= stock,
             "{name}: {} partitions against stock's {stock}",
             p.measure.partitions.len()
         );
         assert_eq!(p.measure.states(), 0, "{name}");
         // The independent checker, run on the plan's tags as on any tagging.
-        let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
         let broken = violated(&check(&g, &p.tagging, &r.options, &supported));
         assert!(broken.is_empty(), "{name}: {broken:?}");
         // Every buffer's account names both strategies weighed and their estimates.
@@ -439,4 +444,82 @@ fn a_support_table_of_the_wrong_length_is_an_error_when_planned_and_checked_toge
         plan_and_verify(&g, &request),
         Err(PlanError::SupportLength { .. })
     ));
+}
+
+/// Ops the support check accepts and coremltools refuses (issue #30): the stock proposal tags them
+/// and breaks CONVERTIBLE, whether carried or reproduced; the plan keeps each on CPU with a
+/// decision of its own, says which op was decomposed rather than kept whole, and the buffer whose
+/// writer is refused takes its chain with it.
+#[test]
+fn ops_the_converter_refuses_stay_on_cpu_explained_and_stock_breaks_convertible() {
+    for g in each_version("conversion_failures_ios18.json") {
+        let refused: Vec<&str> = g.refused_by_converter.iter().map(|&n| g.name(n)).collect();
+        assert_eq!(
+            refused,
+            [
+                "aten_max_pool2d_with_indices_default",
+                "aten_index_put_default"
+            ]
+        );
+        assert_eq!(g.decomposed.len(), 1);
+        assert_eq!(g.decomposed[0].op, "aten.max_pool2d.default");
+        for options in [g.options.clone(), {
+            let mut o = g.options.clone();
+            o.take_over_mutable_buffer = false;
+            o
+        }] {
+            // The stock proposal, carried and reproduced, tags both.
+            let convertible = |findings: &[Finding]| -> Vec<String> {
+                (findings.iter())
+                    .filter(|f| f.rule == RuleId::Convertible)
+                    .flat_map(|f| f.nodes.iter().map(|&n| g.name(n).to_string()))
+                    .collect()
+            };
+            assert_eq!(convertible(&stock_check(&g, &options)), refused);
+            let reproduced = partition_planner::stock::reproduce(
+                &g,
+                &analyse(&g).index,
+                partition_planner::stock::ExecutorchVersion::LATEST,
+                &options,
+                &g.nodes.iter().map(|n| n.supported).collect::<Vec<_>>(),
+            );
+            let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
+            assert_eq!(
+                convertible(&check(&g, &reproduced, &options, &supported)),
+                refused
+            );
+
+            let mut r = PlanRequest::new(&g);
+            r.options = options.clone();
+            let p = plan(&g, &analyse(&g), &r).unwrap();
+            assert!(verify(&g, &p, &r).violations().next().is_none());
+            for &n in &g.refused_by_converter {
+                assert_eq!(p.tagging.tag(n), None, "{}", g.name(n));
+            }
+            let decisions: Vec<String> = Prose {
+                graph: &g,
+                analysis: &analyse(&g),
+            }
+            .decisions(&p)
+            .into_iter()
+            .filter(|d| d.rule == RuleId::Convertible && d.buffer.is_none())
+            .map(|d| d.message)
+            .collect();
+            assert_eq!(decisions.len(), 3, "{decisions:#?}");
+            assert!(
+                decisions[0].contains("aten.max_pool2d.default")
+                    && decisions[0].contains("decomposed")
+            );
+            assert!(decisions[1].contains("@max_pool does not support dilation > 1"));
+            assert!(decisions[1].ends_with("aten_max_pool2d_with_indices_default runs on CPU"));
+            assert!(decisions[2].contains("coremltools 9.0 cannot convert aten.index_put.default"));
+            // The writer is refused: no state, whatever take-over allows, and the reason says why.
+            let cache = &p.buffers[0];
+            assert_ne!(cache.strategy, Strategy::State);
+            if options.take_over_mutable_buffer {
+                assert_eq!(cache.rule, Some(RuleId::Convertible));
+                assert!(said(&g, cache).contains("aten_index_put_default (aten.index_put.default) in its chain cannot be delegated: coremltools 9.0 cannot convert"));
+            }
+        }
+    }
 }

@@ -4,7 +4,8 @@
 //!
 //! The plans are real: every graph in data/ and generated LLM-shaped graphs, each planned with
 //! take-over on at iOS18, off at iOS18 and off at iOS17. A mutation applies where the plan has the
-//! spot it needs (a state, a getitem, an unsupported op); every rule must be caught somewhere.
+//! spot it needs (a state, a getitem, an unsupported op, an op the converter refuses); every rule
+//! must be caught somewhere.
 
 use partition_planner::analyse::{Analysis, analyse};
 use partition_planner::graph::{Graph, NodeId, OpKind};
@@ -128,6 +129,22 @@ const MUTATIONS: &[Mutation] = &[
                 .ids()
                 .find(|&n| s.is_op(n) && !s.request.supported[n.index()])?;
             Some(s.retagged(&[(unsupported, Some(FRESH))]))
+        },
+    },
+    Mutation {
+        rule: RuleId::Convertible,
+        what: "an op the converter refuses tagged into the partition of an op it reads",
+        apply: |s| {
+            s.graph.ids().find_map(|n| {
+                let refused = s.is_op(n)
+                    && s.request.supported[n.index()]
+                    && (s.graph.node(n).conversion.as_ref()).is_some_and(|c| !c.converts);
+                if !refused {
+                    return None;
+                }
+                let input = s.graph.node(n).inputs.iter().find_map(|&i| s.tag(i))?;
+                Some(s.retagged(&[(n, Some(input))]))
+            })
         },
     },
     Mutation {

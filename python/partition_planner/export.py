@@ -19,7 +19,7 @@ import math
 import operator
 from importlib import metadata
 from json.encoder import encode_basestring_ascii as _quote  # C-accelerated, as json.dumps uses it
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import torch
 from torch.fx import Node
@@ -27,7 +27,7 @@ from torch.fx import Node
 from . import BRIDGE_SCHEMA
 
 
-def _support_checker(skip_ops: Optional[list] = None, lower_full_graph: bool = False, log: bool = False):
+def support_checker(skip_ops: Optional[list] = None, lower_full_graph: bool = False, log: bool = False):
     """The Core ML backend's OperatorSupport (private in executorch 1.5, public in 1.4). ``log``: it
     logs why it refuses an op, once per reason, as in ``CoreMLPartitioner.partition()``."""
     from executorch.backends.apple.coreml.partition import coreml_partitioner as cp
@@ -40,9 +40,13 @@ def _support_checker(skip_ops: Optional[list] = None, lower_full_graph: bool = F
 
 def target_name(node: Node) -> str:
     """The op's qualified name as FX prints it without the schema: ``aten.slice_scatter.default``."""
-    target = node.target
     if node.op != "call_function":
-        return str(target)
+        return str(node.target)
+    return target_name_of(node.target)
+
+
+def target_name_of(target: Any) -> str:
+    """An op's qualified name (``target_name`` of a node that calls it)."""
     try:
         return _TARGET_NAMES[target]
     except (KeyError, TypeError):  # not seen yet, or a target that cannot be a key
@@ -61,7 +65,9 @@ _TARGET_NAMES: dict = {}
 def _call_target_name(target: Any) -> str:
     if target is operator.getitem:
         return "getitem"
-    op = getattr(target, "_op", target)  # EdgeOpOverload wraps an OpOverload
+    # An OpOverload and the EdgeOpOverload wrapping one both carry the schema (an OpOverload's
+    # ``_op`` is its C++ builtin, which does not).
+    op = target if hasattr(target, "_schema") else getattr(target, "_op", target)
     schema = getattr(op, "_schema", None)
     if schema is not None:
         namespace, _, name = schema.name.partition("::")
@@ -112,6 +118,26 @@ def _template(value: Any, refs: list) -> str:
     return _quote(str(value))
 
 
+def argument_templates(nodes) -> tuple:
+    """Per node its args and kwargs as JSON text templates (``_template``), and the nodes each
+    references, in order: ``([(args, kwargs)], [(args_refs, kwargs_refs)])``."""
+    templates = []
+    refs = []
+    for node in nodes:
+        args_refs, kwargs_refs = [], []
+        kwargs = node.kwargs
+        templates.append(
+            (
+                "[" + ",".join([_template(a, args_refs) for a in node.args]) + "]",
+                "{" + ",".join([_quote(str(k)) + ":" + _template(v, kwargs_refs) for k, v in kwargs.items()]) + "}"
+                if kwargs
+                else "{}",
+            )
+        )
+        refs.append((args_refs, kwargs_refs))
+    return templates, refs
+
+
 def _text(value: Any) -> str:
     """A value holding no node references as JSON text."""
     return _template(value, [])
@@ -154,20 +180,26 @@ def _shape_and_dtype(val: torch.Tensor) -> str:
     return '"shape":[' + ",".join([_dim(d) for d in val.shape]) + '],"dtype":' + dtype
 
 
-def _meta_text(node: Node, known: dict, digest: Optional[str]) -> str:
-    """``meta``: shape and dtype of a tensor value (each distinct pair written once, in ``known``),
-    and the constant's digest if it has one."""
+def tensor_text(node: Node, known: dict) -> Optional[str]:
+    """Shape and dtype of the node's tensor value as JSON members (each distinct pair worked out
+    once, in ``known``); None when the value is not a tensor."""
     val = node.meta.get("val")
     if not isinstance(val, torch.Tensor):
-        body = ""
-    else:
-        key = (val.dtype, val.shape)
-        try:
-            body = known[key]
-        except KeyError:
-            body = known[key] = _shape_and_dtype(val)
-        except TypeError:  # a symbolic dimension cannot be a key
-            body = _shape_and_dtype(val)
+        return None
+    key = (val.dtype, val.shape)
+    try:
+        return known[key]
+    except KeyError:
+        text = known[key] = _shape_and_dtype(val)
+        return text
+    except TypeError:  # a symbolic dimension cannot be a key
+        return _shape_and_dtype(val)
+
+
+def _meta_text(tensor: Optional[str], digest: Optional[str]) -> str:
+    """``meta``: the shape and dtype of a tensor value (``tensor_text``), and the constant's digest
+    if it has one."""
+    body = tensor or ""
     if digest is not None:
         body = body + ',"digest":' + _quote(digest) if body else '"digest":' + _quote(digest)
     return "{" + body + "}"
@@ -260,7 +292,15 @@ def _supported(nodes: list, templates: list, support) -> dict:
 
 
 def export_graph_text(
-    exported_program, partitioner=None, *, model: Optional[str] = None, digests: bool = True, log_support: bool = False
+    exported_program,
+    partitioner=None,
+    *,
+    model: Optional[str] = None,
+    digests: bool = True,
+    log_support: bool = False,
+    probes=None,
+    found: Optional[Mapping[Node, Any]] = None,
+    decomposed: Optional[Mapping[Any, Any]] = None,
 ) -> str:
     """The bridge JSON v1 document of an edge program, as compact JSON text: what ``_native.plan``
     reads. ``export_graph`` gives the same document as a dict; the arguments are its."""
@@ -269,24 +309,18 @@ def export_graph_text(
     full = getattr(partitioner, "lower_full_graph", False)
     nodes = list(exported_program.graph.nodes)
     # Arguments as templates first: they are the support questions' keys, and the text written.
-    templates = []
-    refs = []
-    for node in nodes:
-        args_refs, kwargs_refs = [], []
-        kwargs = node.kwargs
-        templates.append(
-            (
-                "[" + ",".join([_template(a, args_refs) for a in node.args]) + "]",
-                "{" + ",".join([_quote(str(k)) + ":" + _template(v, kwargs_refs) for k, v in kwargs.items()]) + "}"
-                if kwargs
-                else "{}",
-            )
-        )
-        refs.append((args_refs, kwargs_refs))
-    supported = _supported(nodes, templates, _support_checker(skip, full, log_support))
+    templates, refs = argument_templates(nodes)
+    supported = _supported(nodes, templates, support_checker(skip, full, log_support))
+    shapes: dict = {}
+    described = {node: tensor_text(node, shapes) for node in nodes}
+    verdicts = {}
+    if probes is not None:
+        verdicts = probes.verdicts(exported_program, nodes, supported, templates, refs, described, target_name)
+    if found:
+        verdicts.update(found)
+    verdict_texts: dict = {}
 
     references: dict = {}
-    shapes: dict = {}
     entries = []
     for node, (args, kwargs), (args_refs, kwargs_refs) in zip(nodes, templates, refs):
         name = _quote(node.name)
@@ -295,11 +329,17 @@ def export_graph_text(
         tag = node.meta.get("delegation_tag")
         tag = "null" if tag is None else _text(tag)
         module = _module_path(node)
-        meta = _meta_text(node, shapes, _digest(tensors.get(node.name)) if tensors else None)
+        meta = _meta_text(described[node], _digest(tensors.get(node.name)) if tensors else None)
         if op == "call_function" or op == "get_attr":
             support = ',"supported":true' if supported[node] else ',"supported":false'
         else:
             support = ""
+        verdict = verdicts.get(node)
+        if verdict is not None:
+            text = verdict_texts.get(verdict)
+            if text is None:
+                text = verdict_texts[verdict] = ',"conversion":' + json.dumps(verdict.to_json())
+            support += text
         entry = (
             f'{{"name":{name},"op":{_quote(op)},"target":{_quote(target_name(node))},"args":{args},'
             f'"kwargs":{kwargs},"delegation_tag":{tag},"module_path":{module},"meta":{meta}{support}}}'
@@ -317,6 +357,9 @@ def export_graph_text(
     }
     producer = '{"exporter":"partition_planner.export","model":' + _text(model) + ',"versions":' + _versions() + "}"
     options = ',"options":' + json.dumps(_options(partitioner)) if partitioner is not None else ""
+    if decomposed:
+        ops = [{"op": target_name_of(op), "conversion": v.to_json()} for op, v in decomposed.items()]
+        options += ',"decomposed":' + json.dumps(ops)
     return (
         '{"schema":' + _quote(BRIDGE_SCHEMA)
         + ',"producer":' + producer
@@ -328,7 +371,15 @@ def export_graph_text(
 
 
 def export_graph(
-    exported_program, partitioner=None, *, model: Optional[str] = None, digests: bool = True, log_support: bool = False
+    exported_program,
+    partitioner=None,
+    *,
+    model: Optional[str] = None,
+    digests: bool = True,
+    log_support: bool = False,
+    probes=None,
+    found: Optional[Mapping[Node, Any]] = None,
+    decomposed: Optional[Mapping[Any, Any]] = None,
 ) -> dict:
     """The bridge JSON v1 document of an edge program, with the tags it carries now.
 
@@ -340,7 +391,22 @@ def export_graph(
     Support is the backend's ``is_node_supported``, asked last node first as in the stock
     partitioner: with ``lower_full_graph`` an unsupported op raises its ``NotImplementedError`` here,
     naming the op stock's names.
+
+    ``probes`` (a ``partition_planner.conversion.ConversionProbes``) asks coremltools whether it
+    converts each node the check accepts and writes each verdict into the node's ``conversion``;
+    ``found`` adds verdicts by node (those partition verification found), over the probes';
+    ``decomposed`` lists ops the partitioner let decompose because the converter refuses them
+    whole, each with its verdict (the document's ``decomposed``).
     """
     return json.loads(
-        export_graph_text(exported_program, partitioner, model=model, digests=digests, log_support=log_support)
+        export_graph_text(
+            exported_program,
+            partitioner,
+            model=model,
+            digests=digests,
+            log_support=log_support,
+            probes=probes,
+            found=found,
+            decomposed=decomposed,
+        )
     )

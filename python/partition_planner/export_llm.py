@@ -35,6 +35,8 @@ PLANNER_KEYS = {
     "take_over_mutable_buffer": "true lets Core ML own mutable buffers as states (iOS18+; default false, as export_llm)",
     "cost": "cost constants auto weighs plans by: planner.cost.NAME=VALUE or a mapping (docs/cost.md)",
     "compare_with_stock": "also run the real stock pass and stop if the reproduced stock proposal differs (default false)",
+    "check_conversion": "probe coremltools with each distinct op signature before planning and keep what it refuses on CPU (default true, cached; docs/conversion.md)",
+    "verify_conversion": "convert each planned partition, bisect a failing one to the op to blame and plan again (default false)",
     "max_weight_bytes": "at most this many bytes of constants in each Core ML delegate, e.g. 2GiB (docs/chunks.md)",
     "max_ops": "at most this many ops in each Core ML delegate",
     "cut_after": "no delegate spans the end of what PATTERN matches (node name or module path, e.g. layers.*); a list or one",
@@ -54,6 +56,8 @@ class PlannerOptions:
     take_over_mutable_buffer: bool = False
     cost: Dict[str, float] = dataclasses.field(default_factory=dict)
     compare_with_stock: bool = False
+    check_conversion: bool = True
+    verify_conversion: bool = False
     max_weight_bytes: Optional[Any] = None
     max_ops: Optional[int] = None
     cut_after: List[str] = dataclasses.field(default_factory=list)
@@ -101,7 +105,7 @@ class PlannerOptions:
         elif key in ("cut_after", "cut_before"):
             patterns = value if isinstance(value, (list, tuple)) else [value]
             getattr(self, key).extend(_text(p, name) for p in patterns)
-        elif key in ("take_over_mutable_buffer", "compare_with_stock"):
+        elif key in ("take_over_mutable_buffer", "compare_with_stock", "check_conversion", "verify_conversion"):
             if not isinstance(value, bool):
                 raise ExportLlmError(f"{name} must be true or false, got {value!r}")
             setattr(self, key, value)
@@ -140,6 +144,8 @@ class PlannerOptions:
             "buffer_strategies": dict(self.buffer_strategies),
             "cost": dict(self.cost),
             "compare_with_stock": self.compare_with_stock,
+            "check_conversion": self.check_conversion,
+            "verify_conversion": self.verify_conversion,
             "max_weight_bytes": self.max_weight_bytes,
             "max_ops": self.max_ops,
             "cut_after": list(self.cut_after),
@@ -351,8 +357,9 @@ def _composed(*layers: Any) -> Any:
 def export_llm(config: Any, **planner_options: Any) -> Exported:
     """Runs executorch's export_llm pipeline on ``config`` with the planner (see the module doc).
     ``planner_options``: ``strategy``, ``buffer_strategies`` (a mapping), ``take_over_mutable_buffer``,
-    ``cost`` (a mapping), ``compare_with_stock``. Raises ``ExportLlmError`` on bad input, before
-    anything is written."""
+    ``cost`` (a mapping), ``compare_with_stock``, ``check_conversion``, ``verify_conversion`` and the
+    chunking keys of ``PLANNER_KEYS``. Raises ``ExportLlmError`` on bad input, before anything is
+    written."""
     section, llm_config = _llm_config(config)
     run = _Run(PlannerOptions.from_mapping({**section, **planner_options}))
     start = time.perf_counter()

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import sys
@@ -18,7 +19,10 @@ from executorch.exir.backend.partitioner import PartitionResult
 
 from . import _native
 from .apply import apply_plan
-from .export import export_graph_text
+from .conversion import VERIFICATION, ConversionProbes, Verdict, failing_ops
+from .conversion.convert import converter_name
+from .conversion.probes import readable_call
+from .export import export_graph_text, support_checker, target_name
 
 logger = logging.getLogger(__name__)
 
@@ -130,6 +134,30 @@ def first_tag_difference(
     return None
 
 
+@functools.lru_cache(maxsize=None)
+def _decomposable_ops() -> frozenset:
+    """The ops executorch decomposes unless a partitioner keeps them whole (its default
+    decomposition table, milliseconds to build: once a process)."""
+    from executorch.exir.tracer import _default_decomposition_table
+
+    return frozenset(_default_decomposition_table())
+
+
+def _is_decomposable(target) -> bool:
+    """Whether ``target`` (an op, or the edge op wrapping one) is one executorch decomposes unless a
+    partitioner keeps it whole: in an edge program, an op kept whole for Core ML."""
+    decomposable = _decomposable_ops()
+    try:
+        return target in decomposable or getattr(target, "_op", None) in decomposable
+    except TypeError:  # an unhashable target
+        return False
+
+
+class ConversionVerificationError(RuntimeError):
+    """``verify_conversion``: planned partitions still fail to convert after the bound on
+    verification rounds; names each partition and the converter's error."""
+
+
 class PlannedCoreMLPartitioner(CoreMLPartitioner):
     """Takes ``CoreMLPartitioner``'s arguments, plus:
 
@@ -147,7 +175,13 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
     - ``compare_with_stock``: also run the real stock pass (``CoreMLPartitioner.partition()``, with
       torch.fx's ``CapabilityBasedPartitioner``: seconds on an LLM) and raise ``StockMismatch``,
       naming the first node, if its tags differ (up to renaming) from the stock proposal the planner
-      reproduces and compares its plan with (default False).
+      reproduces and compares its plan with (default False);
+    - ``check_conversion``: before planning, convert each distinct signature of a node the support
+      check accepts with coremltools, alone, and keep on CPU what fails (default True; verdicts are
+      cached on disk, docs/conversion.md);
+    - ``verify_conversion``: convert each planned partition before returning; a failing one is
+      bisected to the op to blame, which is kept on CPU, and the program planned again, at most
+      ``max_verification_rounds`` times (default False, 8 rounds).
 
     ``partition`` does not run the stock pass: it exports the untagged program (the op-support
     check is the Core ML backend's own, once per node), plans, and applies the plan. After it the
@@ -167,6 +201,9 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         cut_before: Sequence[str] = (),
         log_explanations: bool = True,
         compare_with_stock: bool = False,
+        check_conversion: bool = True,
+        verify_conversion: bool = False,
+        max_verification_rounds: int = 8,
         **kwargs,
     ) -> None:
         super().__init__(*args, **kwargs)
@@ -179,6 +216,16 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         _native.validate_overrides(self._overrides())
         self.log_explanations = log_explanations
         self.compare_with_stock = compare_with_stock
+        self.check_conversion = bool(check_conversion)
+        self.verify_conversion = bool(verify_conversion)
+        if isinstance(max_verification_rounds, bool) or not isinstance(max_verification_rounds, int) or max_verification_rounds < 1:
+            raise ValueError(f"max_verification_rounds must be a whole number of at least 1, got {max_verification_rounds!r}")
+        self.max_verification_rounds = max_verification_rounds
+        self._probes: Optional[ConversionProbes] = None
+        # Ops stock keeps whole for Core ML that this partitioner let decompose, with the verdict.
+        self.decomposed_for_conversion: Dict = {}
+        # Per partition(): what conversion checking did (signatures, probes run, partitions verified).
+        self.conversion: List[dict] = []
         self.plans: List[dict] = []
         # Seconds each partition() took, export and apply included.
         self.partition_seconds: List[float] = []
@@ -200,13 +247,25 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         # Planning reads no weight values: skip hashing them (manifest() on an export_graph
         # document with digests is what a compiled-model cache wants). With lower_full_graph an
         # unsupported op raises NotImplementedError here, from the backend's own check, as in stock.
-        graph = export_graph_text(program, self, digests=False, log_support=True)
+        probes = self._conversion_probes() if self.check_conversion else None
+        before = (probes.probed, probes.seconds) if probes is not None else None
+        graph = export_graph_text(
+            program, self, digests=False, log_support=True, probes=probes, decomposed=self.decomposed_for_conversion
+        )
         overrides = self._overrides()
         if self.compare_with_stock:
             self._compare_with_stock(program, graph, overrides)
         if self.take_over_mutable_buffer:
             _stock_logger.info(_TAKE_OVER_INFO)
         plan = json.loads(_native.plan(graph, overrides))
+        conversion = {"checked": probes is not None}
+        if probes is not None:
+            conversion.update(
+                signatures=probes.signatures, probed=probes.probed - before[0], probe_seconds=probes.seconds - before[1]
+            )
+        if self.verify_conversion:
+            graph, plan = self._verified(program, graph, plan, overrides, probes, conversion)
+        self.conversion.append(conversion)
         apply_plan(program, plan)
         self.plans.append(plan)
         self._inputs.append((graph, overrides))
@@ -221,6 +280,71 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         tags = {p["tag"]: self.delegation_spec for p in plan["partitions"]}
         self.partition_seconds.append(time.perf_counter() - start)
         return PartitionResult(tagged_exported_program=program, partition_tags=tags)
+
+    def ops_to_not_decompose(self, ep):
+        """Stock's list of ops kept whole for Core ML, less those the converter refuses for some
+        node of ``ep`` (with ``check_conversion``). Such an op kept whole and then planned on CPU
+        has no kernel there; decomposed, its parts are probed again in ``partition()``. Only ops
+        that would otherwise be decomposed are probed here."""
+        ops, check_op_support = super().ops_to_not_decompose(ep)
+        if not self.check_conversion or not ops:
+            return ops, check_op_support
+        decomposable = _decomposable_ops()
+        support = support_checker(self.skip_ops_for_coreml_delegation, self.lower_full_graph)
+        refused = self._conversion_probes().refused_ops(
+            ep, {op for op in ops if op in decomposable}, lambda node: support.is_node_supported(None, node)
+        )
+        for op, verdict in refused.items():
+            if op not in self.decomposed_for_conversion:
+                self.decomposed_for_conversion[op] = verdict
+                logger.info(
+                    "check_conversion: %s is decomposed rather than kept whole for Core ML: %s cannot convert %s: %s",
+                    op, verdict.converter, verdict.call, verdict.error,
+                )
+        return [op for op in ops if op not in refused], check_op_support
+
+    def _conversion_probes(self) -> ConversionProbes:
+        if self._probes is None:
+            self._probes = ConversionProbes(self.delegation_spec.compile_specs, bool(self.take_over_constant_data))
+        return self._probes
+
+    def _verified(self, program, graph: str, plan: dict, overrides: str, probes, conversion: dict):
+        """Converts each planned partition; while one fails, keeps the op bisection blames on CPU
+        and plans again, at most ``max_verification_rounds`` times."""
+        found: Dict = {}
+        converter = converter_name()
+        conversion.update(verified_partitions=0, found_by_verification=[])
+        for round_ in range(self.max_verification_rounds + 1):
+            culprits = failing_ops(program, plan["node_tags"], self.delegation_spec.compile_specs)
+            conversion["verified_partitions"] += len(plan["partitions"])
+            if not culprits:
+                return graph, plan
+            if round_ == self.max_verification_rounds:
+                failures = "; ".join(f"{c.partition}: {c.error}" for c in culprits)
+                raise ConversionVerificationError(
+                    f"planned partitions still fail to convert after {self.max_verification_rounds} "
+                    f"verification round(s): {failures}"
+                )
+            for c in culprits:
+                if _is_decomposable(c.node.target):
+                    # Kept whole at this partitioner's request; on CPU there is no kernel for it.
+                    raise ConversionVerificationError(
+                        f"{c.partition} does not convert ({c.error}); bisection blames {c.node.name} "
+                        f"({target_name(c.node)}), an op kept whole for Core ML that has no kernel on CPU. "
+                        "With check_conversion on, an op the converter refuses is decomposed before planning"
+                    )
+                verdict = Verdict(False, VERIFICATION, converter, readable_call(c.node, target_name(c.node)), c.error)
+                found[c.node] = verdict
+                conversion["found_by_verification"].append(c.node.name)
+                logger.info(
+                    "verify_conversion: %s does not convert (%s); bisected to %s in %d conversion(s); planning again",
+                    c.partition, c.error, c.node.name, c.conversions,
+                )
+            graph = export_graph_text(
+                program, self, digests=False, probes=probes, found=found, decomposed=self.decomposed_for_conversion
+            )
+            plan = json.loads(_native.plan(graph, overrides))
+        raise AssertionError("unreachable: the last round returns or raises")
 
     def _compare_with_stock(self, program, graph: str, overrides: str) -> None:
         """Runs the real stock pass on ``program`` (untagged, exported as ``graph``), compares its

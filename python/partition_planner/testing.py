@@ -138,3 +138,103 @@ def coreml_delegate_calls(pte) -> int:
         if type(i.instr_args).__name__ == "DelegateCall"
     ]
     return calls.count("CoreMLBackend")
+
+
+# Ops the Core ML support check accepts and coremltools 9.0 then refuses, one per class found in
+# executorch's backend operator suite (scripts/operator_suite.py, docs/conversion.md), each between
+# ops that convert so that there is something to delegate on either side: (model, example inputs).
+class _Between(torch.nn.Module):
+    """``relu`` before the refused op and ``x * 2 + 1`` after it (after its first output, for an op
+    with several, the others returned as they are)."""
+
+    def __init__(self, refused: torch.nn.Module):
+        super().__init__()
+        self.refused = refused
+
+    def forward(self, x):
+        y = self.refused(torch.relu(x))
+        if isinstance(y, tuple):
+            return (y[0] * 2 + 1,) + y[1:]
+        return y * 2 + 1
+
+
+class _IndexPutTwoIndices(torch.nn.Module):
+    """``index_put`` with two index tensors that broadcast ((1,) against (3,))."""
+
+    def forward(self, x, rows, cols, values):
+        y = torch.relu(x)
+        return torch.index_put(y, (rows, cols), values) * 2 + 1
+
+
+def conversion_failures() -> dict:
+    """Each class of op coremltools refuses although the support check accepts it, as a small model
+    with example inputs, by name."""
+    torch.manual_seed(0)
+    image = torch.randn(1, 4, 12, 12)
+    return {
+        "max_pool_dilation": (_Between(torch.nn.MaxPool2d(3, dilation=2)), (image,)),
+        "conv_transpose_output_padding": (
+            _Between(torch.nn.ConvTranspose2d(4, 4, 3, stride=2, output_padding=1)),
+            (image,),
+        ),
+        "conv_circular_padding": (_Between(torch.nn.Conv2d(4, 4, 3, padding=1, padding_mode="circular")), (image,)),
+        "avg_pool3d_ceil_mode_with_padding": (
+            _Between(torch.nn.AvgPool3d(3, ceil_mode=True, count_include_pad=True)),
+            (torch.randn(1, 2, 8, 8, 8),),
+        ),
+        "index_put_two_indices": (
+            _IndexPutTwoIndices(),
+            (torch.randn(3, 2), torch.tensor([1]), torch.tensor([0, 0, 1]), torch.tensor([5.0, 10.0, 15.0])),
+        ),
+        # Returned as they are, as in the suite: an op between changes what the converter sees.
+        "adaptive_max_pool_indices": (torch.nn.AdaptiveMaxPool2d(5, return_indices=True), (torch.randn(1, 8, 20, 20),)),
+    }
+
+
+class RefusedWriter(torch.nn.Module):
+    """A buffer whose writer coremltools refuses: the cache is updated with ``index_put_`` and two
+    index tensors that broadcast, which the support check accepts. The rest converts."""
+
+    def __init__(self, rows: int = 4, d: int = 8):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(rows, d))
+        self.proj = torch.nn.Linear(d, d)
+
+    def forward(self, x, row, cols):
+        y = self.proj(x)
+        self.cache.index_put_((row, cols), y[0, :3])
+        return (self.cache.sum(dim=0) * 0.5 + y).relu()
+
+
+def refused_writer_steps(count: int = 3, seed: int = 0):
+    """Decode-like inputs for ``RefusedWriter``: one ``(x, row, cols)`` per step."""
+    g = torch.Generator().manual_seed(seed)
+    return [(torch.randn(1, 8, generator=g), torch.tensor([i % 4]), torch.tensor([0, 2, 5])) for i in range(count)]
+
+
+class ConversionFailures(torch.nn.Module):
+    """Ops coremltools refuses although the support check accepts them, among ops it converts, and a
+    buffer whose writer it refuses: a max pool with dilation (decomposed, then refused as
+    ``max_pool2d_with_indices``) and ``index_put_`` with two broadcasting index tensors writing the
+    cache. data/*/conversion_failures_ios18.json is its bridge document."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(4, 4, 3, padding=1)
+        self.pool = torch.nn.MaxPool2d(3, dilation=2)
+        self.proj = torch.nn.Linear(36, 8)
+        self.register_buffer("cache", torch.zeros(4, 8))
+
+    def forward(self, x, row, cols):
+        y = self.pool(self.conv(torch.relu(x)))
+        h = self.proj(y.flatten(1))
+        self.cache.index_put_((row, cols), h[0, :3])
+        return (self.cache.sum(dim=0) * 0.5 + h).relu()
+
+
+def conversion_failures_steps(count: int = 3, seed: int = 0):
+    """Inputs for ``ConversionFailures``: one ``(x, row, cols)`` per step."""
+    g = torch.Generator().manual_seed(seed)
+    return [
+        (torch.randn(1, 4, 12, 12, generator=g), torch.tensor([i % 4]), torch.tensor([0, 2, 5])) for i in range(count)
+    ]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import os
+import tempfile
 from importlib import metadata
 
 import coremltools as ct
@@ -12,6 +14,10 @@ from executorch.backends.apple.coreml.compiler import CoreMLBackend
 from executorch.exir import to_edge_transform_and_lower
 
 from partition_planner.device import delegate_buffers, delegate_states, lowered_modules, run_steps
+
+# Conversion verdicts (docs/conversion.md) kept for this test run only, shared by its tests: a
+# developer's own cache neither hides a probe from the tests nor takes in the tests' verdicts.
+os.environ.setdefault("PARTITION_PLANNER_CACHE_DIR", tempfile.mkdtemp(prefix="partition-planner-verdicts-"))
 
 EXECUTORCH = metadata.version("executorch")
 ET_MINOR = tuple(int(p) for p in EXECUTORCH.split(".")[:2])

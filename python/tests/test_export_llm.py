@@ -180,3 +180,18 @@ def test_budget_and_cut_keys_reach_the_planner(tmp_path):
         entry.PlannerOptions.from_mapping({"max_weight_bytes": "lots"}).validate("iOS18")
     with pytest.raises(ExportLlmError, match="whole number of ops"):
         entry.PlannerOptions.from_mapping({"max_ops": -1})
+
+
+def test_conversion_keys_reach_the_partitioner(tmp_path):
+    """planner.check_conversion and planner.verify_conversion (issue #30): probes on and
+    verification off unless asked, booleans only, and handed to the drop-in as they are."""
+    default = entry._planner_from_arguments({}, [])
+    assert (default.check_conversion, default.verify_conversion) == (True, False)
+    options = entry._planner_from_arguments(
+        {"planner": {"verify_conversion": True}}, [("check_conversion", "false")]
+    )
+    assert (options.check_conversion, options.verify_conversion) == (False, True)
+    kwargs = options.partitioner_kwargs()
+    assert (kwargs["check_conversion"], kwargs["verify_conversion"]) == (False, True)
+    with pytest.raises(ExportLlmError, match="planner.verify_conversion must be true or false"):
+        entry.PlannerOptions.from_mapping({"verify_conversion": "sometimes"})

@@ -26,7 +26,7 @@ import partition_planner.partitioner as planned_module
 from executorch.backends.apple.coreml.partition import CoreMLPartitioner
 from executorch.exir import to_edge, to_edge_transform_and_lower
 from partition_planner import PlannedCoreMLPartitioner, _native, export_graph
-from partition_planner.export import _support_checker
+from partition_planner.export import support_checker
 from partition_planner.partitioner import StockMismatch, first_tag_difference
 from partition_planner.testing import LLMS, SliceCache, WholeCache, llm, seed_steps
 
@@ -64,7 +64,7 @@ def compare(program, partitioner, label: str) -> dict:
 def assert_support_is_the_backends(doc, program, partitioner):
     """export asks the backend once per distinct question (op and literal arguments): every node's
     ``supported`` must be what the backend answers when asked about that node alone."""
-    support = _support_checker(partitioner.skip_ops_for_coreml_delegation, partitioner.lower_full_graph)
+    support = support_checker(partitioner.skip_ops_for_coreml_delegation, partitioner.lower_full_graph)
     asked = {n.name: support.is_node_supported(None, n) for n in program.graph.nodes if n.op in ("call_function", "get_attr")}
     exported = {n["name"]: n["supported"] for n in doc["nodes"] if "supported" in n}
     assert exported == asked

@@ -1,0 +1,113 @@
+"""Verdicts kept on disk: one append-only JSON Lines file per (torch, executorch, coremltools)
+triple, under the user's cache directory. A verdict depends on the signature it is keyed by and on
+those versions only, so a second export of the same model, in any process, probes nothing.
+
+Appends are single ``write`` calls of one line each, so two processes probing at once at worst
+both probe a signature; a line cut short by a crash is skipped when read."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Dict, Optional
+
+from .verdict import Verdict
+
+ENV = "PARTITION_PLANNER_CACHE_DIR"
+PACKAGES = ("torch", "executorch", "coremltools")
+
+
+def cache_root() -> Path:
+    """``$PARTITION_PLANNER_CACHE_DIR``, else the platform's user cache directory
+    (``$XDG_CACHE_HOME`` or ``~/.cache`` on Linux, ``~/Library/Caches`` on macOS), then
+    ``partition-planner``."""
+    given = os.environ.get(ENV)
+    if given:
+        return Path(given)
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "partition-planner"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "partition-planner"
+
+
+def installed_versions() -> Dict[str, str]:
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "none"
+    return out
+
+
+def conversion_dir() -> Path:
+    return cache_root() / "conversion"
+
+
+def clear_cache() -> int:
+    """Removes every kept verdict, of every version triple; returns how many files went."""
+    directory = conversion_dir()
+    if not directory.is_dir():
+        return 0
+    count = sum(1 for _ in directory.glob("*.jsonl"))
+    shutil.rmtree(directory)
+    _OPEN.clear()
+    return count
+
+
+class VerdictCache:
+    """The verdicts of one version triple: read once per process, appended to as probes run."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._verdicts: Optional[Dict[str, Verdict]] = None
+
+    @classmethod
+    def for_installed(cls) -> "VerdictCache":
+        """The cache of the installed torch, executorch and coremltools, shared by every
+        partitioner of this process."""
+        versions = installed_versions()
+        path = conversion_dir() / ("_".join(f"{k}-{versions[k]}" for k in PACKAGES) + ".jsonl")
+        cache = _OPEN.get(path)
+        if cache is None:
+            cache = _OPEN[path] = cls(path)
+        return cache
+
+    def _loaded(self) -> Dict[str, Verdict]:
+        if self._verdicts is None:
+            self._verdicts = {}
+            try:
+                with open(self.path, encoding="utf-8") as f:
+                    for line in f:
+                        try:
+                            entry = json.loads(line)
+                            self._verdicts[entry["signature"]] = Verdict.from_json(entry)
+                        except (ValueError, KeyError, TypeError):
+                            continue  # a line cut short, or written by another layout
+            except FileNotFoundError:
+                pass
+        return self._verdicts
+
+    def get(self, signature: str) -> Optional[Verdict]:
+        return self._loaded().get(signature)
+
+    def put(self, signature: str, verdict: Verdict) -> None:
+        self._loaded()[signature] = verdict
+        line = json.dumps({"signature": signature, **verdict.to_json()}) + "\n"
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(line)
+        except OSError:
+            pass  # a read-only or full cache directory costs probes next time, nothing else
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+
+# One cache object per file in this process, so that every partitioner reads the file once.
+_OPEN: Dict[Path, VerdictCache] = {}

@@ -1,0 +1,362 @@
+"""Conversion probes: before planning, coremltools itself is asked whether it converts each node
+the Core ML support check accepts, one distinct signature at a time.
+
+A signature is what conversion can depend on: the op, its literal arguments, each input's dtype and
+shape and whether it is constant data the delegate takes in, which outputs of a multi-output op are
+read, and the compile specs that reach the converter (target, precision, compute units, pass
+pipeline, enumerated shapes, quantization; not the model type, which only decides whether the
+model is loaded). Nodes with the same signature share one probe; verdicts are kept on disk per
+version triple (``cache.py``), so a second export of the same model probes nothing."""
+
+from __future__ import annotations
+
+import logging
+import operator
+import time
+from typing import Callable, Dict, List, Mapping, Optional, Sequence
+
+import torch
+from torch.export.graph_signature import InputKind, TensorArgument
+from torch.fx import Node
+
+from .cache import VerdictCache
+from .convert import convert, converter_name, error_line
+from .program import NotBuildable, subprogram
+from .verdict import PROBE, Verdict
+
+logger = logging.getLogger(__name__)
+
+_CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
+
+
+def compile_spec_key(compile_specs: Sequence) -> str:
+    """The compile specs that reach the converter, as text, in a stable order."""
+    parts = []
+    for spec in compile_specs:
+        if spec.key == "model_type":
+            continue
+        value = spec.value.decode("utf-8", "backslashreplace") if isinstance(spec.value, bytes) else str(spec.value)
+        parts.append(f"{spec.key}={value}")
+    return ";".join(sorted(parts))
+
+
+def _is_getitem(node: Node) -> bool:
+    return node.op == "call_function" and node.target is operator.getitem
+
+
+def _is_tensors(val) -> bool:
+    if isinstance(val, torch.Tensor):
+        return True
+    return isinstance(val, (tuple, list)) and bool(val) and all(isinstance(v, torch.Tensor) for v in val)
+
+
+class _AskedSupport(dict):
+    """Support for ``verdicts`` before decomposition: the ops asked about are supported (the
+    partitioner would keep them whole); any other op is asked of the backend's check when the
+    constant values are traced through it, once."""
+
+    def __init__(self, is_supported: Callable[[Node], bool], asked: List[Node]):
+        super().__init__(dict.fromkeys(asked, True))
+        self._is_supported = is_supported
+
+    def get(self, node, default=None):
+        if node not in self:
+            try:
+                self[node] = bool(self._is_supported(node))
+            except Exception:  # the check raises for some ops it refuses (as stock treats them)
+                self[node] = False
+        return self[node]
+
+
+def readable_call(node: Node, name: str) -> str:
+    """``aten.max_pool2d_with_indices.default(kernel_size=[3, 3], dilation=[2, 2])``: the op and its
+    literal arguments that differ from the schema's defaults (tensor inputs left out)."""
+    target = node.target
+    schema = getattr(target if hasattr(target, "_schema") else getattr(target, "_op", target), "_schema", None)
+    given = []
+    if schema is None:
+        given = [repr(a) for a in node.args if not _mentions_node(a)]
+        given += [f"{k}={v!r}" for k, v in node.kwargs.items() if not _mentions_node(v)]
+        return f"{name}({', '.join(given)})"
+    for index, argument in enumerate(schema.arguments):
+        if index < len(node.args) and not argument.kwarg_only:
+            value = node.args[index]
+        elif argument.name in node.kwargs:
+            value = node.kwargs[argument.name]
+        else:
+            continue
+        if _mentions_node(value) or _is_default(argument, value):
+            continue
+        given.append(f"{argument.name}={value!r}")
+    return f"{name}({', '.join(given)})"
+
+
+def _mentions_node(value) -> bool:
+    if isinstance(value, Node):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_mentions_node(v) for v in value)
+    if isinstance(value, dict):
+        return any(_mentions_node(v) for v in value.values())
+    return False
+
+
+def _is_default(argument, value) -> bool:
+    if not argument.has_default_value():
+        return False
+    default = argument.default_value
+    if value == default:
+        return True
+    # An int list default written as one int (``padding=0`` for ``[0, 0]``).
+    return isinstance(default, int) and isinstance(value, (list, tuple)) and all(v == default for v in value)
+
+
+class ConversionProbes:
+    """Asks coremltools about the nodes of edge programs, for one partitioner's compile specs."""
+
+    def __init__(self, compile_specs: Sequence, take_over_constant_data: bool, cache: Optional[VerdictCache] = None):
+        self.compile_specs = list(compile_specs)
+        self.spec_key = compile_spec_key(self.compile_specs)
+        self.take_over_constant_data = take_over_constant_data
+        self.cache = cache if cache is not None else VerdictCache.for_installed()
+        self.converter = converter_name()
+        # The distinct signatures of the last ``verdicts`` call; then, over every call, the distinct
+        # signatures asked about, the probes run (signatures not cached) and the seconds spent,
+        # cache lookups included.
+        self.signatures = 0
+        self.asked: set = set()
+        self.probed = 0
+        self.seconds = 0.0
+
+    def verdicts(
+        self,
+        program,
+        nodes: List[Node],
+        supported: Dict[Node, bool],
+        templates: List[tuple],
+        refs: List[tuple],
+        described: Mapping[Node, Optional[str]],
+        names: Callable[[Node], str],
+    ) -> Dict[Node, Verdict]:
+        """A verdict for each node the support check accepts that can stand alone as a program.
+        ``templates``/``refs`` are the exporter's per-node argument templates and the nodes they
+        reference, ``described`` each node's shape and dtype as text (None: not a tensor),
+        ``names`` an op's qualified name. Nodes are grouped by a tuple key (cheap to hash, and
+        most of a large program shares a few dozen); a group's text signature is made once."""
+        start = time.perf_counter()
+        constant = self._constant_values(program, lambda n: supported.get(n, False))
+        groups: Dict[tuple, List[Node]] = {}
+        for node, (args, kwargs), (args_refs, kwargs_refs) in zip(nodes, templates, refs):
+            if node.op != "call_function" or not supported.get(node):
+                continue
+            target = node.target
+            if target is operator.getitem:
+                continue
+            val = node.meta.get("val")
+            if isinstance(val, torch.Tensor):
+                outputs: tuple = ()
+            elif _is_tensors(val):
+                outputs = tuple(sorted(u.args[1] for u in node.users if _is_getitem(u)))
+            else:
+                continue
+            inputs = []
+            for ref in args_refs + kwargs_refs if kwargs_refs else args_refs:
+                text = described.get(ref)
+                if text is None:
+                    break
+                inputs.append(constant.get(ref, "r") + text)
+            else:
+                try:
+                    key = (target, args, kwargs, tuple(inputs), outputs)
+                    group = groups.get(key)
+                except TypeError:  # a target that cannot be a key: by its name
+                    key = (names(node), args, kwargs, tuple(inputs), outputs)
+                    group = groups.get(key)
+                if group is None:
+                    groups[key] = [node]
+                else:
+                    group.append(node)
+
+        self.signatures = len(groups)
+        probing = _Probing(self, program, constant, names, groups)
+        out: Dict[Node, Verdict] = {}
+        for key, group in groups.items():
+            verdict = probing.alone(key, group[0])
+            if verdict is None:
+                continue
+            for node in group:
+                out[node] = verdict if verdict.converts else probing.beside(node, verdict)
+        self.seconds += time.perf_counter() - start
+        return out
+
+    def refused_ops(self, program, targets, is_supported: Callable[[Node], bool]) -> Dict[object, Verdict]:
+        """Before decomposition (``ops_to_not_decompose``): of the ops ``targets`` the partitioner
+        would keep whole, those the converter refuses for some node of ``program``, each with the
+        first such verdict. Kept whole and then left on CPU, an op outside core ATen has no kernel
+        there (``Missing out variants``); decomposed, its parts are probed again when planning."""
+        from ..export import argument_templates, target_name, tensor_text
+
+        nodes = [n for n in program.graph.nodes if n.op == "call_function" and n.target in targets]
+        if not nodes:
+            return {}
+        templates, refs = argument_templates(nodes)
+        shapes: dict = {}
+        described = {r: tensor_text(r, shapes) for (a, k) in refs for r in a + k}
+        # Support asked of the ops the constant values pass through as well (``_constant_values``).
+        supported = _AskedSupport(is_supported, nodes)
+        found = self.verdicts(program, nodes, supported, templates, refs, described, target_name)
+        refused: Dict[object, Verdict] = {}
+        for node in nodes:
+            verdict = found.get(node)
+            if verdict is not None and not verdict.converts:
+                refused.setdefault(node.target, verdict)
+        return refused
+
+    def _constant_values(self, program, is_supported: Callable[[Node], bool]) -> Dict[Node, str]:
+        """The values a delegate holds as constants, each with the mark its signature gives it:
+        placeholders of constant data it takes in with the nodes that read them
+        (``tag_constant_data``: parameters, lifted constants and buffers nothing mutates, when
+        ``take_over_constant_data`` is on), ``c``; and supported ops that read nothing else (a
+        weight cast or reshaped, ``to(int32)`` of quantized codes), ``d`` and the op's name. Such
+        an op is delegated with its reader, and coremltools folds it into a constant: some
+        conversions need one (``dequantize_codebook`` reads its codes' values). One pass in graph
+        order."""
+        if not self.take_over_constant_data:
+            return {}
+        sig = program.graph_signature
+        mutated = set(sig.buffers_to_mutate.values())
+        kinds = {
+            s.arg.name
+            for s in sig.input_specs
+            if isinstance(s.arg, TensorArgument)
+            and s.kind in _CONSTANT_KINDS
+            and not (s.kind == InputKind.BUFFER and s.target in mutated)
+        }
+        values: Dict[Node, str] = {n: "c" for n in program.graph.find_nodes(op="placeholder") if n.name in kinds}
+        if not values:
+            return values
+        from ..export import target_name
+
+        for node in program.graph.nodes:
+            if node.op != "call_function" or node.target is operator.getitem:
+                continue
+            inputs = node.all_input_nodes
+            if inputs and all(i in values for i in inputs) and is_supported(node):
+                values[node] = "d" + target_name(node)
+        return values
+
+    def _outcome(self, program, members: set, node: Node) -> Optional[str]:
+        """The converter's error on the program of ``members`` (``""`` when it converts), or None
+        when no program can be built of them. ``node`` is the op probed: before decomposition it is
+        kept whole, as the partitioner asks."""
+        try:
+            probe = subprogram(program, [n for n in program.graph.nodes if n in members])
+            if probe.dialect != "EDGE":
+                # Before decomposition: taken to the edge dialect as lowering will take it, so
+                # that coremltools converts what it will be handed (its EXECUTORCH frontend).
+                from executorch.exir import EdgeCompileConfig, to_edge
+
+                config = EdgeCompileConfig(_check_ir_validity=False, preserve_ops=[node.target])
+                probe = to_edge(probe, compile_config=config).exported_program()
+        except NotBuildable:
+            return None
+        except Exception as e:  # a program this module cannot build says nothing about the converter
+            logger.warning("no conversion probe for %s: %s", node.name, error_line(e))
+            return None
+        return convert(probe, self.compile_specs) or ""
+
+
+class _Probing:
+    """One ``verdicts`` call's probes: each group's signature alone, then, for a node refused
+    alone, the node beside its neighbours.
+
+    A node refused alone may be refused for what the probe made of it rather than for itself: an
+    input or output Core ML cannot take at a delegate's boundary (a ``uint8`` tensor between a
+    quantize and its dequantize: ``KeyError: torch.uint8``) lies inside a planned partition. So
+    a refused node is converted again with the supported ops it reads and the supported ops that
+    read it (one step either way, with their tuples and constants), and is refused only if that
+    fails too; the error kept is the one it gave alone, which names its own trouble. That probe's
+    signature is the node's with its neighbours', cached as any other."""
+
+    def __init__(self, probes: ConversionProbes, program, constant: Dict[Node, str], names, groups: Dict[tuple, List[Node]]):
+        self.probes, self.program, self.constant, self.names = probes, program, constant, names
+        self.groups = groups
+        self._key_of: Optional[Dict[Node, tuple]] = None
+        self._texts: Dict[tuple, str] = {}
+
+    def signature(self, key: tuple, node: Node) -> str:
+        text = self._texts.get(key)
+        if text is None:
+            _, args, kwargs, inputs, outputs = key
+            text = f"{self.probes.spec_key}|{self.names(node)}|{args}|{kwargs}|{','.join(inputs)}|{list(outputs)}"
+            self._texts[key] = text
+        return text
+
+    def _cached_or(self, signature: str, node: Node, probe: Callable[[], Optional[Verdict]]) -> Optional[Verdict]:
+        probes = self.probes
+        probes.asked.add(signature)
+        verdict = probes.cache.get(signature)
+        if verdict is None:
+            verdict = probe()
+            if verdict is None:
+                return None
+            probes.probed += 1
+            probes.cache.put(signature, verdict)
+        return verdict
+
+    def _held(self, node: Node) -> set:
+        """The node, its getitems, and the constant values it reads with what computes them."""
+        held = {node}
+        held.update(u for u in node.users if _is_getitem(u))
+        stack = [i for i in node.all_input_nodes if i in self.constant]
+        while stack:
+            value = stack.pop()
+            if value not in held:
+                held.add(value)
+                stack.extend(value.all_input_nodes)
+        return held
+
+    def _verdict(self, node: Node, error: Optional[str]) -> Optional[Verdict]:
+        if error is None:
+            return None
+        p = self.probes
+        return Verdict(not error, PROBE, p.converter, readable_call(node, self.names(node)), error or None)
+
+    def alone(self, key: tuple, node: Node) -> Optional[Verdict]:
+        return self._cached_or(
+            self.signature(key, node),
+            node,
+            lambda: self._verdict(node, self.probes._outcome(self.program, self._held(node), node)),
+        )
+
+    def _key(self, node: Node) -> Optional[tuple]:
+        if self._key_of is None:
+            self._key_of = {n: key for key, group in self.groups.items() for n in group}
+        return self._key_of.get(node)
+
+    def beside(self, node: Node, refused: Verdict) -> Verdict:
+        """``refused`` (the node's verdict alone), unless the node converts beside its
+        neighbours."""
+        neighbours = []
+        for producer in node.all_input_nodes:
+            if _is_getitem(producer):
+                producer = producer.args[0]
+            if self._key(producer) is not None:
+                neighbours.append(producer)
+        readers = [u for u in node.users if not _is_getitem(u)]
+        readers += [r for g in node.users if _is_getitem(g) for r in g.users]
+        neighbours += [r for r in readers if self._key(r) is not None]
+        if not neighbours:
+            return refused
+        beside = sorted({self.signature(self._key(n), n) for n in neighbours})
+        signature = self.signature(self._key(node), node) + "|beside:" + "/".join(beside)
+
+        def probe() -> Optional[Verdict]:
+            held = self._held(node)
+            for n in neighbours:
+                held |= self._held(n)
+            error = self.probes._outcome(self.program, held, node)
+            return None if error is None else (refused if error else self._verdict(node, ""))
+
+        found = self._cached_or(signature, node, probe)
+        return refused if found is None else found
