@@ -593,3 +593,73 @@ fn budgets_and_cuts_from_flags_and_changes_are_reported_and_bad_sizes_exit_two()
         text(&out.stderr)
     );
 }
+
+/// Ops coremltools refuses (issue #30), read from the document's verdicts without Python: `check`
+/// exits 1 naming each one the stock tags hold, `plan` keeps them on CPU with a CONVERTIBLE
+/// decision each (text and JSON), and the map draws those decisions, also from a plan given back.
+#[test]
+fn verdicts_of_refusal_are_checked_planned_around_and_drawn() {
+    let doc = data("conversion_failures_ios18.json");
+    let out = run(&["check", arg(&doc)]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    for node in [
+        "aten_max_pool2d_with_indices_default",
+        "aten_index_put_default",
+    ] {
+        assert!(
+            report.contains(&format!(
+                "[CONVERTIBLE] {node} is tagged tag1, but coremltools 9.0 cannot convert"
+            )),
+            "{report}"
+        );
+    }
+    let out = run(&["check", "--stock", arg(&doc)]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("[CONVERTIBLE]"));
+
+    let out = run(&["plan", arg(&doc)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    assert!(
+        report.contains("the op was decomposed rather than kept whole for Core ML"),
+        "{report}"
+    );
+    assert!(
+        report.contains("aten_max_pool2d_with_indices_default runs on CPU"),
+        "{report}"
+    );
+    let plan_path = scratch("conversion-plan.json");
+    let out = run(&["plan", arg(&doc), "--format", "json", "-o", arg(&plan_path)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan_path).unwrap()).unwrap();
+    assert_eq!(
+        plan["node_tags"]["aten_index_put_default"],
+        serde_json::Value::Null
+    );
+    let decided: Vec<&serde_json::Value> = (plan["explanations"].as_array().unwrap().iter())
+        .filter(|e| e["rule"] == "CONVERTIBLE" && e["scope"] == "plan" && e["kind"] == "decision")
+        .collect();
+    assert_eq!(decided.len(), 4, "{decided:#?}"); // the decomposed op, two refusals, the buffer
+
+    let page = scratch("conversion-map.html");
+    let out = run(&["render", arg(&doc), "-o", arg(&page)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("data-rule=\"CONVERTIBLE\""),
+        "the map shows the decisions"
+    );
+    let again = scratch("conversion-map-again.html");
+    let out = run(&[
+        "render",
+        arg(&doc),
+        "--plan",
+        arg(&plan_path),
+        "-o",
+        arg(&again),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(std::fs::read_to_string(&again).unwrap() == html);
+}

@@ -200,6 +200,23 @@ impl Writer<'_, '_> {
             true => self.pick(&["", ",\"supported\":\"yes\"", ",\"supported\":1"])?,
             false => self.pick(&[",\"supported\":true", ",\"supported\":false"])?,
         };
+        // A conversion verdict (docs/conversion.md): none, one of refusal or of success, or a
+        // malformed one.
+        let conversion = match self.fault()? {
+            true => self.pick(&[
+                ",\"conversion\":{\"converts\":\"no\"}",
+                ",\"conversion\":{\"found_by\":\"probe\"}",
+                ",\"conversion\":{\"converts\":false,\"why\":1}",
+                ",\"conversion\":[]",
+            ])?,
+            false => self.pick(&[
+                "",
+                "",
+                ",\"conversion\":{\"converts\":true,\"found_by\":\"probe\"}",
+                ",\"conversion\":{\"converts\":false,\"found_by\":\"probe\",\"converter\":\"coremltools 9.0\",\"error\":\"ValueError: refused\"}",
+                ",\"conversion\":{\"converts\":false,\"found_by\":\"verification\",\"error\":\"a \\\"quoted\\\" error\"}",
+            ])?,
+        };
         let tag = if self.fault()? {
             self.pick(&["7", "\"\"", "[\"tag0\"]"])?.to_string()
         } else if node.op == "call_function" && self.u.arbitrary()? {
@@ -219,7 +236,7 @@ impl Writer<'_, '_> {
             format!("\"target\":{}", quoted(node.target)),
             format!("\"args\":{}", node.args),
             format!("\"kwargs\":{}", node.kwargs),
-            format!("\"delegation_tag\":{tag}{supported}{extra}"),
+            format!("\"delegation_tag\":{tag}{supported}{conversion}{extra}"),
             format!("\"meta\":{meta}"),
         ];
         // Any key order is allowed; the exporter writes `name` first.
