@@ -38,14 +38,29 @@ class _Captured(Exception):
     pass
 
 
-def stock_graph(model: torch.nn.Module, inputs, *, take_over: bool, target, name: str) -> dict:
-    """The bridge JSON of `model` exactly as the stock partitioner tags it inside
-    to_edge_transform_and_lower (which first keeps the ops the partitioner asks not to decompose)."""
-    specs = CoreMLBackend.generate_compile_specs(
+def _specs(target):
+    return CoreMLBackend.generate_compile_specs(
         compute_precision=ct.precision.FLOAT16,
         compute_unit=ct.ComputeUnit.ALL,
         minimum_deployment_target=target,
     )
+
+
+def _captured(model: torch.nn.Module, inputs, partitioner, captured: dict) -> dict:
+    """Lowers ``model`` with ``partitioner``, whose ``partition()`` fills ``captured["graph"]`` and
+    raises ``_Captured``; returns that graph."""
+    model = model.eval().requires_grad_(False)
+    ep = torch.export.export(model, inputs, strict=False)
+    try:
+        to_edge_transform_and_lower(ep, partitioner=[partitioner])
+    except _Captured:
+        pass
+    return captured["graph"]
+
+
+def stock_graph(model: torch.nn.Module, inputs, *, take_over: bool, target, name: str) -> dict:
+    """The bridge JSON of `model` exactly as the stock partitioner tags it inside
+    to_edge_transform_and_lower (which first keeps the ops the partitioner asks not to decompose)."""
     captured = {}
 
     class Capture(CoreMLPartitioner):
@@ -54,13 +69,7 @@ def stock_graph(model: torch.nn.Module, inputs, *, take_over: bool, target, name
             captured["graph"] = export_graph(result.tagged_exported_program, self, model=name)
             raise _Captured
 
-    model = model.eval().requires_grad_(False)
-    ep = torch.export.export(model, inputs, strict=False)
-    try:
-        to_edge_transform_and_lower(ep, partitioner=[Capture(compile_specs=specs, take_over_mutable_buffer=take_over)])
-    except _Captured:
-        pass
-    return captured["graph"]
+    return _captured(model, inputs, Capture(compile_specs=_specs(target), take_over_mutable_buffer=take_over), captured)
 
 
 def planned_program_graph(model: torch.nn.Module, inputs, *, take_over: bool, target, name: str) -> dict:
@@ -68,11 +77,6 @@ def planned_program_graph(model: torch.nn.Module, inputs, *, take_over: bool, ta
     ops the converter refuses whole let decompose), tagged by the stock partitioner's own
     ``partition()`` on it, with the drop-in's conversion verdicts on its nodes and the ops it let
     decompose (docs/conversion.md)."""
-    specs = CoreMLBackend.generate_compile_specs(
-        compute_precision=ct.precision.FLOAT16,
-        compute_unit=ct.ComputeUnit.ALL,
-        minimum_deployment_target=target,
-    )
     captured = {}
 
     class Capture(PlannedCoreMLPartitioner):
@@ -87,13 +91,7 @@ def planned_program_graph(model: torch.nn.Module, inputs, *, take_over: bool, ta
             )
             raise _Captured
 
-    model = model.eval().requires_grad_(False)
-    ep = torch.export.export(model, inputs, strict=False)
-    try:
-        to_edge_transform_and_lower(ep, partitioner=[Capture(compile_specs=specs, take_over_mutable_buffer=take_over)])
-    except _Captured:
-        pass
-    return captured["graph"]
+    return _captured(model, inputs, Capture(compile_specs=_specs(target), take_over_mutable_buffer=take_over), captured)
 
 
 def untag_writers(graph: dict) -> dict:

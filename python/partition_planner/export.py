@@ -370,18 +370,10 @@ def export_graph_text(
     )
 
 
-def export_graph(
-    exported_program,
-    partitioner=None,
-    *,
-    model: Optional[str] = None,
-    digests: bool = True,
-    log_support: bool = False,
-    probes=None,
-    found: Optional[Mapping[Node, Any]] = None,
-    decomposed: Optional[Mapping[Any, Any]] = None,
-) -> dict:
-    """The bridge JSON v1 document of an edge program, with the tags it carries now.
+def export_graph(exported_program, partitioner=None, **options) -> dict:
+    """The bridge JSON v1 document of an edge program, with the tags it carries now. ``options``
+    are ``export_graph_text``'s keywords: ``model``, ``digests``, ``log_support``, ``probes``,
+    ``found``, ``decomposed``.
 
     ``partitioner`` is the ``CoreMLPartitioner`` whose options and compile specs the document records
     and whose op-support check fills ``supported``. ``digests`` writes each constant's sha256 into
@@ -398,15 +390,4 @@ def export_graph(
     ``decomposed`` lists ops the partitioner let decompose because the converter refuses them
     whole, each with its verdict (the document's ``decomposed``).
     """
-    return json.loads(
-        export_graph_text(
-            exported_program,
-            partitioner,
-            model=model,
-            digests=digests,
-            log_support=log_support,
-            probes=probes,
-            found=found,
-            decomposed=decomposed,
-        )
-    )
+    return json.loads(export_graph_text(exported_program, partitioner, **options))
