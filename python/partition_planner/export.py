@@ -315,7 +315,9 @@ def export_graph_text(
     described = {node: tensor_text(node, shapes) for node in nodes}
     verdicts = {}
     if probes is not None:
-        verdicts = probes.verdicts(exported_program, nodes, supported, templates, refs, described, target_name)
+        verdicts = probes.verdicts(
+            exported_program, nodes, lambda n: supported.get(n, False), templates, refs, described, target_name
+        )
     if found:
         verdicts.update(found)
     verdict_texts: dict = {}

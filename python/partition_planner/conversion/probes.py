@@ -2,11 +2,13 @@
 the Core ML support check accepts, one distinct signature at a time.
 
 A signature is what conversion can depend on: the op, its literal arguments, each input's dtype and
-shape and whether it is constant data the delegate takes in, which outputs of a multi-output op are
-read, and the compile specs that reach the converter (target, precision, compute units, pass
-pipeline, enumerated shapes, quantization; not the model type, which only decides whether the
-model is loaded). Nodes with the same signature share one probe; verdicts are kept on disk per
-version triple (``cache.py``), so a second export of the same model probes nothing."""
+shape and whether it is a constant the delegate holds (a constant placeholder, or an op computing
+one from constants alone), which outputs of a multi-output op are read, and the compile specs that
+reach the converter (target, precision, compute units, pass pipeline, enumerated shapes,
+quantization; not the model type, which only decides whether the model is loaded). Nodes with the
+same signature share one probe; a node refused alone is tried again beside its neighbours
+(``_Probing``); verdicts are kept on disk per version triple (``cache.py``), so a second export of
+the same model probes nothing."""
 
 from __future__ import annotations
 
@@ -50,22 +52,23 @@ def _is_tensors(val) -> bool:
     return isinstance(val, (tuple, list)) and bool(val) and all(isinstance(v, torch.Tensor) for v in val)
 
 
-class _AskedSupport(dict):
-    """Support for ``verdicts`` before decomposition: the ops asked about are supported (the
-    partitioner would keep them whole); any other op is asked of the backend's check when the
-    constant values are traced through it, once."""
+def _asked_support(is_supported: Callable[[Node], bool], asked: List[Node]) -> Callable[[Node], bool]:
+    """Support before decomposition: the ops asked about are supported (the partitioner would
+    keep them whole); any other op is asked of the backend's check, once, when the constant values
+    are traced through it."""
+    known = dict.fromkeys(asked, True)
 
-    def __init__(self, is_supported: Callable[[Node], bool], asked: List[Node]):
-        super().__init__(dict.fromkeys(asked, True))
-        self._is_supported = is_supported
-
-    def get(self, node, default=None):
-        if node not in self:
+    def supported(node: Node) -> bool:
+        answer = known.get(node)
+        if answer is None:
             try:
-                self[node] = bool(self._is_supported(node))
-            except Exception:  # the check raises for some ops it refuses (as stock treats them)
-                self[node] = False
-        return self[node]
+                answer = bool(is_supported(node))
+            except Exception:  # the check raises for some ops it refuses; stock treats them so
+                answer = False
+            known[node] = answer
+        return answer
+
+    return supported
 
 
 def readable_call(node: Node, name: str) -> str:
@@ -132,22 +135,22 @@ class ConversionProbes:
         self,
         program,
         nodes: List[Node],
-        supported: Dict[Node, bool],
+        is_supported: Callable[[Node], bool],
         templates: List[tuple],
         refs: List[tuple],
         described: Mapping[Node, Optional[str]],
         names: Callable[[Node], str],
     ) -> Dict[Node, Verdict]:
-        """A verdict for each node the support check accepts that can stand alone as a program.
-        ``templates``/``refs`` are the exporter's per-node argument templates and the nodes they
+        """A verdict for each node the support check accepts (``is_supported``) that can stand
+        alone as a program. ``templates``/``refs`` are the exporter's per-node argument templates and the nodes they
         reference, ``described`` each node's shape and dtype as text (None: not a tensor),
         ``names`` an op's qualified name. Nodes are grouped by a tuple key (cheap to hash, and
         most of a large program shares a few dozen); a group's text signature is made once."""
         start = time.perf_counter()
-        constant = self._constant_values(program, lambda n: supported.get(n, False))
+        constant = self._constant_values(program, is_supported)
         groups: Dict[tuple, List[Node]] = {}
         for node, (args, kwargs), (args_refs, kwargs_refs) in zip(nodes, templates, refs):
-            if node.op != "call_function" or not supported.get(node):
+            if node.op != "call_function" or not is_supported(node):
                 continue
             target = node.target
             if target is operator.getitem:
@@ -202,8 +205,7 @@ class ConversionProbes:
         templates, refs = argument_templates(nodes)
         shapes: dict = {}
         described = {r: tensor_text(r, shapes) for (a, k) in refs for r in a + k}
-        # Support asked of the ops the constant values pass through as well (``_constant_values``).
-        supported = _AskedSupport(is_supported, nodes)
+        supported = _asked_support(is_supported, nodes)
         found = self.verdicts(program, nodes, supported, templates, refs, described, target_name)
         refused: Dict[object, Verdict] = {}
         for node in nodes:
@@ -245,27 +247,6 @@ class ConversionProbes:
                 values[node] = "d" + target_name(node)
         return values
 
-    def _outcome(self, program, members: set, node: Node) -> Optional[str]:
-        """The converter's error on the program of ``members`` (``""`` when it converts), or None
-        when no program can be built of them. ``node`` is the op probed: before decomposition it is
-        kept whole, as the partitioner asks."""
-        try:
-            probe = subprogram(program, [n for n in program.graph.nodes if n in members])
-            if probe.dialect != "EDGE":
-                # Before decomposition: taken to the edge dialect as lowering will take it, so
-                # that coremltools converts what it will be handed (its EXECUTORCH frontend).
-                from executorch.exir import EdgeCompileConfig, to_edge
-
-                config = EdgeCompileConfig(_check_ir_validity=False, preserve_ops=[node.target])
-                probe = to_edge(probe, compile_config=config).exported_program()
-        except NotBuildable:
-            return None
-        except Exception as e:  # a program this module cannot build says nothing about the converter
-            logger.warning("no conversion probe for %s: %s", node.name, error_line(e))
-            return None
-        return convert(probe, self.compile_specs) or ""
-
-
 class _Probing:
     """One ``verdicts`` call's probes: each group's signature alone, then, for a node refused
     alone, the node beside its neighbours.
@@ -292,7 +273,7 @@ class _Probing:
             self._texts[key] = text
         return text
 
-    def _cached_or(self, signature: str, node: Node, probe: Callable[[], Optional[Verdict]]) -> Optional[Verdict]:
+    def _cached_or(self, signature: str, probe: Callable[[], Optional[Verdict]]) -> Optional[Verdict]:
         probes = self.probes
         probes.asked.add(signature)
         verdict = probes.cache.get(signature)
@@ -316,6 +297,27 @@ class _Probing:
                 stack.extend(value.all_input_nodes)
         return held
 
+    def _outcome(self, members: set, node: Node) -> Optional[str]:
+        """The converter's error on the program of ``members`` (``""`` when it converts), or None
+        when no program can be built of them. ``node`` is the op probed: before decomposition it is
+        kept whole, as the partitioner asks."""
+        try:
+            program = self.program
+            probe = subprogram(program, [n for n in program.graph.nodes if n in members])
+            if probe.dialect != "EDGE":
+                # Before decomposition: taken to the edge dialect as lowering will take it, so
+                # that coremltools converts what it will be handed (its EXECUTORCH frontend).
+                from executorch.exir import EdgeCompileConfig, to_edge
+
+                config = EdgeCompileConfig(_check_ir_validity=False, preserve_ops=[node.target])
+                probe = to_edge(probe, compile_config=config).exported_program()
+        except NotBuildable:
+            return None
+        except Exception as e:  # a program this module cannot build says nothing about the converter
+            logger.warning("no conversion probe for %s: %s", node.name, error_line(e))
+            return None
+        return convert(probe, self.probes.compile_specs) or ""
+
     def _verdict(self, node: Node, error: Optional[str]) -> Optional[Verdict]:
         if error is None:
             return None
@@ -325,8 +327,7 @@ class _Probing:
     def alone(self, key: tuple, node: Node) -> Optional[Verdict]:
         return self._cached_or(
             self.signature(key, node),
-            node,
-            lambda: self._verdict(node, self.probes._outcome(self.program, self._held(node), node)),
+            lambda: self._verdict(node, self._outcome(self._held(node), node)),
         )
 
     def _key(self, node: Node) -> Optional[tuple]:
@@ -355,8 +356,8 @@ class _Probing:
             held = self._held(node)
             for n in neighbours:
                 held |= self._held(n)
-            error = self.probes._outcome(self.program, held, node)
+            error = self._outcome(held, node)
             return None if error is None else (refused if error else self._verdict(node, ""))
 
-        found = self._cached_or(signature, node, probe)
+        found = self._cached_or(signature, probe)
         return refused if found is None else found
