@@ -315,9 +315,7 @@ def export_graph_text(
     described = {node: tensor_text(node, shapes) for node in nodes}
     verdicts = {}
     if probes is not None:
-        verdicts = probes.verdicts(
-            exported_program, nodes, lambda n: supported.get(n, False), templates, refs, described, target_name
-        )
+        verdicts = probes.verdicts(exported_program, nodes, supported.get, templates, refs, described, target_name)
     if found:
         verdicts.update(found)
     verdict_texts: dict = {}
@@ -338,9 +336,9 @@ def export_graph_text(
             support = ""
         verdict = verdicts.get(node)
         if verdict is not None:
-            text = verdict_texts.get(verdict)
+            text = verdict_texts.get(id(verdict))  # nodes of one signature share the verdict
             if text is None:
-                text = verdict_texts[verdict] = ',"conversion":' + json.dumps(verdict.to_json())
+                text = verdict_texts[id(verdict)] = ',"conversion":' + json.dumps(verdict.to_json())
             support += text
         entry = (
             f'{{"name":{name},"op":{_quote(op)},"target":{_quote(target_name(node))},"args":{args},'

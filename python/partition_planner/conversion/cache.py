@@ -97,7 +97,7 @@ class VerdictCache:
 
     def put(self, signature: str, verdict: Verdict) -> None:
         self._loaded()[signature] = verdict
-        line = json.dumps({"signature": signature, **verdict.to_json()}) + "\n"
+        line = json.dumps({"signature": signature, **verdict.to_json(whole=True)}) + "\n"
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.path, "a", encoding="utf-8") as f:

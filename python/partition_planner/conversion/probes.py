@@ -52,6 +52,25 @@ def _is_tensors(val) -> bool:
     return isinstance(val, (tuple, list)) and bool(val) and all(isinstance(v, torch.Tensor) for v in val)
 
 
+def _in_edge_dialect(program, kept_whole):
+    """Before decomposition: ``program`` in the edge dialect, as lowering will hand it over, so
+    that coremltools converts it with its EXECUTORCH frontend. The program is already functional
+    ATen (executorch runs ``run_decompositions({})`` before asking which ops to keep whole), so
+    it takes executorch's own aten-to-edge passes alone, ``kept_whole`` preserved; ``to_edge``
+    would trace it again first, a second or more a probe on an LLM."""
+    from executorch.exir import EdgeCompileConfig
+
+    config = EdgeCompileConfig(_check_ir_validity=False)
+    try:
+        from executorch.exir.program._program import _generate_edge_program
+    except ImportError:  # an executorch without it: the public route
+        from executorch.exir import to_edge
+
+        config.preserve_ops = [kept_whole]
+        return to_edge(program, compile_config=config).exported_program()
+    return _generate_edge_program(config, program, preserve_ops=[kept_whole])
+
+
 def _asked_support(is_supported: Callable[[Node], bool], asked: List[Node]) -> Callable[[Node], bool]:
     """Support before decomposition: the ops asked about are supported (the partitioner would
     keep them whole); any other op is asked of the backend's check, once, when the constant values
@@ -149,6 +168,8 @@ class ConversionProbes:
         start = time.perf_counter()
         constant = self._constant_values(program, is_supported)
         groups: Dict[tuple, List[Node]] = {}
+        # Bound once: this loop meets every node of the program, on every export.
+        mark, text_of, group_of, tensor = constant.get, described.get, groups.get, torch.Tensor
         for node, (args, kwargs), (args_refs, kwargs_refs) in zip(nodes, templates, refs):
             if node.op != "call_function" or not is_supported(node):
                 continue
@@ -156,7 +177,7 @@ class ConversionProbes:
             if target is operator.getitem:
                 continue
             val = node.meta.get("val")
-            if isinstance(val, torch.Tensor):
+            if isinstance(val, tensor):
                 outputs: tuple = ()
             elif _is_tensors(val):
                 outputs = tuple(sorted(u.args[1] for u in node.users if _is_getitem(u)))
@@ -164,17 +185,18 @@ class ConversionProbes:
                 continue
             inputs = []
             for ref in args_refs + kwargs_refs if kwargs_refs else args_refs:
-                text = described.get(ref)
+                text = text_of(ref)
                 if text is None:
                     break
-                inputs.append(constant.get(ref, "r") + text)
+                inputs.append(mark(ref, "r"))
+                inputs.append(text)
             else:
                 try:
                     key = (target, args, kwargs, tuple(inputs), outputs)
-                    group = groups.get(key)
+                    group = group_of(key)
                 except TypeError:  # a target that cannot be a key: by its name
                     key = (names(node), args, kwargs, tuple(inputs), outputs)
-                    group = groups.get(key)
+                    group = group_of(key)
                 if group is None:
                     groups[key] = [node]
                 else:
@@ -239,12 +261,16 @@ class ConversionProbes:
             return values
         from ..export import target_name
 
-        for node in program.graph.nodes:
-            if node.op != "call_function" or node.target is operator.getitem:
+        # Forward from the constants through their readers only: a reader is taken once its last
+        # input is (it is met again then), not by a pass over every node.
+        waiting = [u for n in values for u in n.users]
+        while waiting:
+            node = waiting.pop()
+            if node in values or node.op != "call_function" or node.target is operator.getitem:
                 continue
-            inputs = node.all_input_nodes
-            if inputs and all(i in values for i in inputs) and is_supported(node):
+            if all(i in values for i in node.all_input_nodes) and is_supported(node):
                 values[node] = "d" + target_name(node)
+                waiting.extend(node.users)
         return values
 
 class _Probing:
@@ -269,7 +295,9 @@ class _Probing:
         text = self._texts.get(key)
         if text is None:
             _, args, kwargs, inputs, outputs = key
-            text = f"{self.probes.spec_key}|{self.names(node)}|{args}|{kwargs}|{','.join(inputs)}|{list(outputs)}"
+            # ``inputs`` alternates each input's mark and its shape and dtype.
+            described = ",".join(m + t for m, t in zip(inputs[::2], inputs[1::2]))
+            text = f"{self.probes.spec_key}|{self.names(node)}|{args}|{kwargs}|{described}|{list(outputs)}"
             self._texts[key] = text
         return text
 
@@ -305,12 +333,7 @@ class _Probing:
             program = self.program
             probe = subprogram(program, [n for n in program.graph.nodes if n in members])
             if probe.dialect != "EDGE":
-                # Before decomposition: taken to the edge dialect as lowering will take it, so
-                # that coremltools converts what it will be handed (its EXECUTORCH frontend).
-                from executorch.exir import EdgeCompileConfig, to_edge
-
-                config = EdgeCompileConfig(_check_ir_validity=False, preserve_ops=[node.target])
-                probe = to_edge(probe, compile_config=config).exported_program()
+                probe = _in_edge_dialect(probe, node.target)
         except NotBuildable:
             return None
         except Exception as e:  # a program this module cannot build says nothing about the converter

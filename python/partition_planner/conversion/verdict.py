@@ -21,10 +21,15 @@ class Verdict(NamedTuple):
     # The converter's first error line (exception type first); None when it converts.
     error: Optional[str] = None
 
-    def to_json(self) -> dict:
-        out = {"converts": self.converts, "found_by": self.found_by, "converter": self.converter, "call": self.call}
-        if self.error is not None:
-            out["error"] = self.error
+    def to_json(self, *, whole: bool = False) -> dict:
+        """As the bridge document carries it: a verdict of conversion says how it was found, one
+        of refusal also who refused what and why (most nodes convert, and a large program's
+        document would otherwise grow by a tenth). ``whole``: every member, as the cache keeps it."""
+        out = {"converts": self.converts, "found_by": self.found_by}
+        if whole or not self.converts:
+            out.update(converter=self.converter, call=self.call)
+            if self.error is not None:
+                out["error"] = self.error
         return out
 
     @classmethod
