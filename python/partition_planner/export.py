@@ -256,6 +256,11 @@ def _versions() -> str:
     return json.dumps(out)
 
 
+@functools.lru_cache(maxsize=1024)  # nodes of one signature share the verdict, exports its few texts
+def _verdict_text(verdict) -> str:
+    return ',"conversion":' + json.dumps(verdict.to_json())
+
+
 def _supported(nodes: list, templates: list, support) -> dict:
     """Each ``call_function`` and ``get_attr`` node's support, from the backend's
     ``is_node_supported``, asked last node first as torch.fx's CapabilityBasedPartitioner asks in
@@ -318,7 +323,6 @@ def export_graph_text(
         verdicts = probes.verdicts(exported_program, nodes, supported.get, templates, refs, described, target_name)
     if found:
         verdicts.update(found)
-    verdict_texts: dict = {}
 
     references: dict = {}
     entries = []
@@ -336,9 +340,7 @@ def export_graph_text(
             support = ""
         verdict = verdicts.get(node)
         if verdict is not None:
-            text = verdict_texts.get(id(verdict))  # nodes of one signature share the verdict
-            if text is None:
-                text = verdict_texts[id(verdict)] = ',"conversion":' + json.dumps(verdict.to_json())
+            text = _verdict_text(verdict)
             support += text
         entry = (
             f'{{"name":{name},"op":{_quote(op)},"target":{_quote(target_name(node))},"args":{args},'

@@ -7,6 +7,7 @@ both probe a signature; a line cut short by a crash is skipped when read."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -35,13 +36,20 @@ def cache_root() -> Path:
 
 
 def installed_versions() -> Dict[str, str]:
-    out = {}
+    return dict(_installed_versions())
+
+
+@functools.lru_cache(maxsize=None)
+def _installed_versions() -> tuple:
+    """Read from package metadata once a process: a few milliseconds each time, more than the
+    whole of a warm cache's lookups on an LLM."""
+    out = []
     for name in PACKAGES:
         try:
-            out[name] = metadata.version(name)
+            out.append((name, metadata.version(name)))
         except metadata.PackageNotFoundError:
-            out[name] = "none"
-    return out
+            out.append((name, "none"))
+    return tuple(out)
 
 
 def conversion_dir() -> Path:
@@ -70,11 +78,14 @@ class VerdictCache:
     def for_installed(cls) -> "VerdictCache":
         """The cache of the installed torch, executorch and coremltools, shared by every
         partitioner of this process."""
-        versions = installed_versions()
-        path = conversion_dir() / ("_".join(f"{k}-{versions[k]}" for k in PACKAGES) + ".jsonl")
-        cache = _OPEN.get(path)
+        # Keyed by what decides the directory: asked once a partitioner, and paths are slow to
+        # build next to a small program's whole plan.
+        place = (os.environ.get(ENV), os.environ.get("XDG_CACHE_HOME"), os.environ.get("HOME"))
+        cache = _OPEN.get(place)
         if cache is None:
-            cache = _OPEN[path] = cls(path)
+            versions = installed_versions()
+            path = conversion_dir() / ("_".join(f"{k}-{versions[k]}" for k in PACKAGES) + ".jsonl")
+            cache = _OPEN[place] = cls(path)
         return cache
 
     def _loaded(self) -> Dict[str, Verdict]:
@@ -109,5 +120,5 @@ class VerdictCache:
         return len(self._loaded())
 
 
-# One cache object per file in this process, so that every partitioner reads the file once.
-_OPEN: Dict[Path, VerdictCache] = {}
+# One cache object per cache directory in this process, so that every partitioner reads the file once.
+_OPEN: Dict[tuple, VerdictCache] = {}

@@ -5,6 +5,7 @@ precision, compute units, pass pipeline, enumerated shapes and quantization all 
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import logging
 import traceback
@@ -12,6 +13,7 @@ from importlib import metadata
 from typing import Optional, Sequence
 
 
+@functools.lru_cache(maxsize=None)  # package metadata is read in milliseconds: once a process
 def converter_name() -> str:
     try:
         return f"coremltools {metadata.version('coremltools')}"

@@ -12,6 +12,7 @@ the same model probes nothing."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import operator
 import time
@@ -33,12 +34,17 @@ _CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TEN
 
 def compile_spec_key(compile_specs: Sequence) -> str:
     """The compile specs that reach the converter, as text, in a stable order."""
+    return _spec_key(tuple((spec.key, spec.value) for spec in compile_specs))
+
+
+@functools.lru_cache(maxsize=64)  # every partitioner asks, most with the same few specs
+def _spec_key(compile_specs: tuple) -> str:
     parts = []
-    for spec in compile_specs:
-        if spec.key == "model_type":
+    for key, value in compile_specs:
+        if key == "model_type":
             continue
-        value = spec.value.decode("utf-8", "backslashreplace") if isinstance(spec.value, bytes) else str(spec.value)
-        parts.append(f"{spec.key}={value}")
+        value = value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) else str(value)
+        parts.append(f"{key}={value}")
     return ";".join(sorted(parts))
 
 
@@ -168,8 +174,10 @@ class ConversionProbes:
         start = time.perf_counter()
         constant = self._constant_values(program, is_supported)
         groups: Dict[tuple, List[Node]] = {}
-        # Bound once: this loop meets every node of the program, on every export.
-        mark, text_of, group_of, tensor = constant.get, described.get, groups.get, torch.Tensor
+        # Each value as a signature shows it, its mark then its shape and dtype, made once per
+        # value rather than once per reader: this loop meets every node, on every export.
+        shown = {n: constant.get(n, "r") + t for n, t in described.items() if t is not None}.get
+        group_of, tensor = groups.get, torch.Tensor
         for node, (args, kwargs), (args_refs, kwargs_refs) in zip(nodes, templates, refs):
             if node.op != "call_function" or not is_supported(node):
                 continue
@@ -183,24 +191,19 @@ class ConversionProbes:
                 outputs = tuple(sorted(u.args[1] for u in node.users if _is_getitem(u)))
             else:
                 continue
-            inputs = []
-            for ref in args_refs + kwargs_refs if kwargs_refs else args_refs:
-                text = text_of(ref)
-                if text is None:
-                    break
-                inputs.append(mark(ref, "r"))
-                inputs.append(text)
+            inputs = tuple(map(shown, args_refs + kwargs_refs if kwargs_refs else args_refs))
+            if None in inputs:  # an input that is not a tensor: no program of this node alone
+                continue
+            try:
+                key = (target, args, kwargs, inputs, outputs)
+                group = group_of(key)
+            except TypeError:  # a target that cannot be a key: by its name
+                key = (names(node), args, kwargs, inputs, outputs)
+                group = group_of(key)
+            if group is None:
+                groups[key] = [node]
             else:
-                try:
-                    key = (target, args, kwargs, tuple(inputs), outputs)
-                    group = group_of(key)
-                except TypeError:  # a target that cannot be a key: by its name
-                    key = (names(node), args, kwargs, tuple(inputs), outputs)
-                    group = group_of(key)
-                if group is None:
-                    groups[key] = [node]
-                else:
-                    group.append(node)
+                group.append(node)
 
         self.signatures = len(groups)
         probing = _Probing(self, program, constant, names, groups)
@@ -295,9 +298,7 @@ class _Probing:
         text = self._texts.get(key)
         if text is None:
             _, args, kwargs, inputs, outputs = key
-            # ``inputs`` alternates each input's mark and its shape and dtype.
-            described = ",".join(m + t for m, t in zip(inputs[::2], inputs[1::2]))
-            text = f"{self.probes.spec_key}|{self.names(node)}|{args}|{kwargs}|{described}|{list(outputs)}"
+            text = f"{self.probes.spec_key}|{self.names(node)}|{args}|{kwargs}|{','.join(inputs)}|{list(outputs)}"
             self._texts[key] = text
         return text
 
