@@ -20,6 +20,14 @@ two sides run in turn:
 ``--stock-only`` times stock's partition() alone and prints one JSON line per layer count: the fx
 peer of ``scripts/bench_cli.py``.
 
+``--conversion`` measures conversion probes (issue #30, docs/conversion.md) instead. For Qwen3.5 at
+``--layers`` it times the drop-in's ``partition()`` with probes on, the verdict cache warm, against
+probes off (``check_conversion=False``), in turn (``--planned-runs`` each). For each LLM of data/ it
+then lowers the whole program (``to_edge_transform_and_lower``, take-over off as export_llm runs it)
+once with a cold cache (a fresh directory: every distinct signature probed, the ops kept whole
+before decomposition included), once warm and once with probes off, and prints the distinct
+signatures, the probes run and the seconds they took.
+
 ``--small`` times small programs instead (``--runs`` of each, at least 31: they take a
 millisecond): the seed models of ``partition_planner.testing`` (one sliced and one whole buffer
 update), a linear layer with a residual add, and one Llama 3.2 layer, each with take-over on and
@@ -35,6 +43,7 @@ import cProfile
 import gc
 import json
 import logging
+import os
 import pstats
 import statistics
 import time
@@ -155,6 +164,59 @@ def small(runs):
             )
 
 
+def _conversion_stats(part) -> dict:
+    probes = part._conversion_probes()
+    return {"signatures": len(probes.asked), "probed": probes.probed, "probe_seconds": probes.seconds}
+
+
+def conversion(layers_list, planned_runs):
+    """Probes on with a warm cache against probes off, and the cold cost on each data/ LLM."""
+    import tempfile
+
+    from partition_planner.testing import LLMS
+
+    print(f"executorch {metadata.version('executorch')}, torch {metadata.version('torch')}, coremltools {metadata.version('coremltools')}")
+    print("| Qwen3.5 | nodes | planned partition(), probes off | probes on, cache warm | on / off |")
+    print("|---|---:|---:|---:|---:|")
+    for layers in layers_list:
+        _, program = edge_program(*llm(MODEL, n_layers=layers))
+        fresh = lambda: copy.deepcopy(program)  # noqa: E731
+        part = lambda check: PlannedCoreMLPartitioner(  # noqa: E731
+            compile_specs=specs(), take_over_mutable_buffer=True, log_explanations=False, check_conversion=check
+        )
+        part(True).partition(fresh())  # fills the cache (untimed)
+        runs = {"off": lambda ep: part(False).partition(ep), "on": lambda ep: part(True).partition(ep)}
+        t = timed_in_turn(runs, fresh, {"off": max(3, planned_runs), "on": max(3, planned_runs)})
+        (off, _), (on, _) = t["off"], t["on"]
+        print(f"| {layers} layers | {len(program.graph.nodes):,} | {fmt(off)} | {fmt(on)} | {on / off:.2f}× |", flush=True)
+
+    print("\n| LLM (data/) | nodes after lowering | distinct signatures | probes, cold cache | seconds in probes | lowering: cold | warm | probes off |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name in LLMS:
+        model, example = llm(name)
+        exported = torch.export.export(model.eval().requires_grad_(False), example, strict=False)
+        seconds, stats = {}, {}
+        with tempfile.TemporaryDirectory() as cache:
+            os.environ["PARTITION_PLANNER_CACHE_DIR"] = cache
+            for label, check in (("cold", True), ("warm", True), ("off", False)):
+                part = PlannedCoreMLPartitioner(compile_specs=specs(), take_over_mutable_buffer=False, log_explanations=False, check_conversion=check)
+                gc.collect()
+                start = time.perf_counter()
+                manager = to_edge_transform_and_lower(copy.deepcopy(exported), partitioner=[part])
+                seconds[label] = time.perf_counter() - start
+                if check:
+                    stats[label] = _conversion_stats(part)
+            del os.environ["PARTITION_PLANNER_CACHE_DIR"]
+        nodes = len(manager.exported_program().graph.nodes)
+        cold = stats["cold"]
+        assert stats["warm"]["probed"] == 0, stats
+        print(
+            f"| {name} | {nodes:,} | {cold['signatures']} | {cold['probed']} | {cold['probe_seconds']:.2f} s "
+            f"| {fmt(seconds['cold'])} | {fmt(seconds['warm'])} | {fmt(seconds['off'])} |",
+            flush=True,
+        )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--layers", default="24,64")
@@ -163,10 +225,14 @@ def main():
     parser.add_argument("--lowering-runs", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--small", action="store_true", help="small programs instead of Qwen3.5")
+    parser.add_argument("--conversion", action="store_true", help="conversion probes: warm against off, and the cold cost per data/ LLM")
     parser.add_argument("--stock-only", action="store_true", help="time stock partition() alone and print one JSON line (scripts/bench_cli.py's fx peer)")
     args = parser.parse_args()
     # The partitioners log every run; keep the table readable.
     logging.disable(logging.WARNING)
+    if args.conversion:
+        conversion([int(n) for n in args.layers.split(",")], args.planned_runs)
+        return
     if args.small:
         print(f"executorch {metadata.version('executorch')}, torch {metadata.version('torch')}, coremltools {metadata.version('coremltools')}")
         small(args.runs)
