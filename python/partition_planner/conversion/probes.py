@@ -276,6 +276,11 @@ class ConversionProbes:
                 waiting.extend(node.users)
         return values
 
+# A signature's text by its compile specs and grouping key, for every call of this process (bounded).
+_SIGNATURE_TEXTS: Dict[tuple, str] = {}
+_SIGNATURE_TEXTS_KEPT = 8192
+
+
 class _Probing:
     """One ``verdicts`` call's probes: each group's signature alone, then, for a node refused
     alone, the node beside its neighbours.
@@ -292,14 +297,17 @@ class _Probing:
         self.probes, self.program, self.constant, self.names = probes, program, constant, names
         self.groups = groups
         self._key_of: Optional[Dict[Node, tuple]] = None
-        self._texts: Dict[tuple, str] = {}
 
     def signature(self, key: tuple, node: Node) -> str:
-        text = self._texts.get(key)
+        # Kept across calls: the text of the arguments takes longer than a small program's plan.
+        spec_key = self.probes.spec_key
+        text = _SIGNATURE_TEXTS.get((spec_key, key))
         if text is None:
             _, args, kwargs, inputs, outputs = key
-            text = f"{self.probes.spec_key}|{self.names(node)}|{args}|{kwargs}|{','.join(inputs)}|{list(outputs)}"
-            self._texts[key] = text
+            text = f"{spec_key}|{self.names(node)}|{args}|{kwargs}|{','.join(inputs)}|{list(outputs)}"
+            if len(_SIGNATURE_TEXTS) >= _SIGNATURE_TEXTS_KEPT:
+                _SIGNATURE_TEXTS.clear()
+            _SIGNATURE_TEXTS[(spec_key, key)] = text
         return text
 
     def _cached_or(self, signature: str, probe: Callable[[], Optional[Verdict]]) -> Optional[Verdict]:
