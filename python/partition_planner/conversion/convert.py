@@ -5,20 +5,17 @@ precision, compute units, pass pipeline, enumerated shapes and quantization all 
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
 import logging
 import traceback
-from importlib import metadata
 from typing import Optional, Sequence
 
+from .cache import installed_versions
 
-@functools.lru_cache(maxsize=None)  # package metadata is read in milliseconds: once a process
+
 def converter_name() -> str:
-    try:
-        return f"coremltools {metadata.version('coremltools')}"
-    except metadata.PackageNotFoundError:
-        return "coremltools"
+    version = installed_versions()["coremltools"]  # read once a process, with the cache's key
+    return "coremltools" if version == "none" else f"coremltools {version}"
 
 
 def error_line(error: BaseException) -> str:
