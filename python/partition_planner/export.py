@@ -228,19 +228,29 @@ def _constant_tensors(exported_program) -> dict:
     return {node: state.get(name, constants.get(name)) for node, name in names.items()}
 
 
-def _options(partitioner) -> dict:
-    from executorch.backends.apple.coreml.compiler import CoreMLBackend
+def _options_text(partitioner) -> str:
+    """The document's ``options`` as JSON text, from the partitioner's flags and compile specs."""
+    specs = tuple((spec.key, spec.value) for spec in partitioner.delegation_spec.compile_specs)
+    return _options_of(specs, bool(partitioner.take_over_mutable_buffer), bool(partitioner.take_over_constant_data))
 
-    specs = partitioner.delegation_spec.compile_specs
-    target = CoreMLBackend.min_deployment_target_from_compile_specs(specs)
-    return {
-        "take_over_mutable_buffer": bool(partitioner.take_over_mutable_buffer),
-        "take_over_constant_data": bool(partitioner.take_over_constant_data),
-        # ct.target aliases macOS/watchOS members to the iOS one of the same value.
-        "minimum_deployment_target": None if target is None else type(target)(target.value).name,
-        "compute_unit": CoreMLBackend.compute_unit_from_compile_specs(specs).name,
-        "compute_precision": CoreMLBackend.model_compute_precision_from_compile_specs(specs).name,
-    }
+
+@functools.lru_cache(maxsize=64)  # every partitioner asks, most with the same few specs
+def _options_of(specs: tuple, take_over_mutable_buffer: bool, take_over_constant_data: bool) -> str:
+    from executorch.backends.apple.coreml.compiler import CoreMLBackend
+    from executorch.exir.backend.compile_spec_schema import CompileSpec
+
+    compile_specs = [CompileSpec(key, value) for key, value in specs]
+    target = CoreMLBackend.min_deployment_target_from_compile_specs(compile_specs)
+    return json.dumps(
+        {
+            "take_over_mutable_buffer": take_over_mutable_buffer,
+            "take_over_constant_data": take_over_constant_data,
+            # ct.target aliases macOS/watchOS members to the iOS one of the same value.
+            "minimum_deployment_target": None if target is None else type(target)(target.value).name,
+            "compute_unit": CoreMLBackend.compute_unit_from_compile_specs(compile_specs).name,
+            "compute_precision": CoreMLBackend.model_compute_precision_from_compile_specs(compile_specs).name,
+        }
+    )
 
 
 @functools.lru_cache(maxsize=None)
@@ -256,7 +266,10 @@ def _versions() -> str:
     return json.dumps(out)
 
 
-@functools.lru_cache(maxsize=1024)  # nodes of one signature share the verdict, exports its few texts
+_SUPPORTED = {True: ',"supported":true', False: ',"supported":false'}
+
+
+@functools.lru_cache(maxsize=1024)  # a program's nodes share a few verdicts, and exports their texts
 def _verdict_text(verdict) -> str:
     return ',"conversion":' + json.dumps(verdict.to_json())
 
@@ -296,6 +309,19 @@ def _supported(nodes: list, templates: list, support) -> dict:
     return supported
 
 
+def graph_signature(exported_program) -> dict:
+    """The program's graph signature as the bridge document carries it."""
+    sig = exported_program.graph_signature
+    return {
+        "inputs_to_parameters": dict(sig.inputs_to_parameters),
+        "inputs_to_buffers": dict(sig.inputs_to_buffers),
+        "inputs_to_lifted_tensor_constants": dict(sig.inputs_to_lifted_tensor_constants),
+        "buffers_to_mutate": dict(sig.buffers_to_mutate),
+        "user_inputs": list(sig.user_inputs),
+        "user_outputs": [o if isinstance(o, str) else None for o in sig.user_outputs],
+    }
+
+
 def export_graph_text(
     exported_program,
     partitioner=None,
@@ -318,11 +344,18 @@ def export_graph_text(
     supported = _supported(nodes, templates, support_checker(skip, full, log_support))
     shapes: dict = {}
     described = {node: tensor_text(node, shapes) for node in nodes}
-    verdicts = {}
+    # What follows ``meta`` in the entry of each node that has a verdict: its support, then the
+    # verdict, one text per verdict written for all its nodes at once.
+    with_verdict: dict = {}
+    signature = graph_signature(exported_program)
     if probes is not None:
-        verdicts = probes.verdicts(exported_program, nodes, supported.get, templates, refs, described, target_name)
-    if found:
-        verdicts.update(found)
+        by_verdict = probes.verdicts(
+            exported_program, nodes, supported.get, templates, refs, described, target_name, signature
+        )
+        for verdict, group in by_verdict.items():
+            with_verdict.update(dict.fromkeys(group, _SUPPORTED[True] + _verdict_text(verdict)))
+    for node, verdict in (found or {}).items():
+        with_verdict[node] = _SUPPORTED[supported.get(node, False)] + _verdict_text(verdict)
 
     references: dict = {}
     entries = []
@@ -335,30 +368,17 @@ def export_graph_text(
         module = _module_path(node)
         meta = _meta_text(described[node], _digest(tensors.get(node.name)) if tensors else None)
         if op == "call_function" or op == "get_attr":
-            support = ',"supported":true' if supported[node] else ',"supported":false'
+            support = with_verdict.get(node) or _SUPPORTED[supported[node]]
         else:
             support = ""
-        verdict = verdicts.get(node)
-        if verdict is not None:
-            text = _verdict_text(verdict)
-            support += text
         entry = (
             f'{{"name":{name},"op":{_quote(op)},"target":{_quote(target_name(node))},"args":{args},'
             f'"kwargs":{kwargs},"delegation_tag":{tag},"module_path":{module},"meta":{meta}{support}}}'
         )
         entries.append(_filled(entry, args_refs + kwargs_refs, references) if args_refs or kwargs_refs else entry)
 
-    sig = exported_program.graph_signature
-    signature = {
-        "inputs_to_parameters": dict(sig.inputs_to_parameters),
-        "inputs_to_buffers": dict(sig.inputs_to_buffers),
-        "inputs_to_lifted_tensor_constants": dict(sig.inputs_to_lifted_tensor_constants),
-        "buffers_to_mutate": dict(sig.buffers_to_mutate),
-        "user_inputs": list(sig.user_inputs),
-        "user_outputs": [o if isinstance(o, str) else None for o in sig.user_outputs],
-    }
     producer = '{"exporter":"partition_planner.export","model":' + _text(model) + ',"versions":' + _versions() + "}"
-    options = ',"options":' + json.dumps(_options(partitioner)) if partitioner is not None else ""
+    options = ',"options":' + _options_text(partitioner) if partitioner is not None else ""
     if decomposed:
         ops = [{"op": target_name_of(op), "conversion": v.to_json()} for op, v in decomposed.items()]
         options += ',"decomposed":' + json.dumps(ops)

@@ -88,7 +88,8 @@ class VerdictCache:
             cache = _OPEN[place] = cls(path)
         return cache
 
-    def _loaded(self) -> Dict[str, Verdict]:
+    def verdicts(self) -> Dict[str, Verdict]:
+        """Every kept verdict by signature (read from disk on first use; not to be changed)."""
         if self._verdicts is None:
             self._verdicts = {}
             try:
@@ -104,10 +105,10 @@ class VerdictCache:
         return self._verdicts
 
     def get(self, signature: str) -> Optional[Verdict]:
-        return self._loaded().get(signature)
+        return self.verdicts().get(signature)
 
     def put(self, signature: str, verdict: Verdict) -> None:
-        self._loaded()[signature] = verdict
+        self.verdicts()[signature] = verdict
         line = json.dumps({"signature": signature, **verdict.to_json(whole=True)}) + "\n"
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -117,7 +118,7 @@ class VerdictCache:
             pass  # a read-only or full cache directory costs probes next time, nothing else
 
     def __len__(self) -> int:
-        return len(self._loaded())
+        return len(self.verdicts())
 
 
 # One cache object per cache directory in this process, so that every partitioner reads the file once.

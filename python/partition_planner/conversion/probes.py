@@ -19,7 +19,6 @@ import time
 from typing import Callable, Dict, List, Mapping, Optional, Sequence
 
 import torch
-from torch.export.graph_signature import InputKind, TensorArgument
 from torch.fx import Node
 
 from .cache import VerdictCache
@@ -28,8 +27,6 @@ from .program import NotBuildable, subprogram
 from .verdict import PROBE, Verdict
 
 logger = logging.getLogger(__name__)
-
-_CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
 
 
 def compile_spec_key(compile_specs: Sequence) -> str:
@@ -77,7 +74,7 @@ def _in_edge_dialect(program, kept_whole):
     return _generate_edge_program(config, program, preserve_ops=[kept_whole])
 
 
-def _asked_support(is_supported: Callable[[Node], bool], asked: List[Node]) -> Callable[[Node], bool]:
+def _asked_support(is_supported: Callable[[Node], bool], asked: set) -> Callable[[Node], bool]:
     """Support before decomposition: the ops asked about are supported (the partitioner would
     keep them whole); any other op is asked of the backend's check, once, when the constant values
     are traced through it."""
@@ -165,33 +162,61 @@ class ConversionProbes:
         refs: List[tuple],
         described: Mapping[Node, Optional[str]],
         names: Callable[[Node], str],
-    ) -> Dict[Node, Verdict]:
+        signature: Mapping[str, Mapping[str, str]],
+        asked: Optional[set] = None,
+    ) -> Dict[Verdict, List[Node]]:
         """A verdict for each node the support check accepts (``is_supported``) that can stand
-        alone as a program. ``templates``/``refs`` are the exporter's per-node argument templates and the nodes they
-        reference, ``described`` each node's shape and dtype as text (None: not a tensor),
-        ``names`` an op's qualified name. Nodes are grouped by a tuple key (cheap to hash, and
-        most of a large program shares a few dozen); a group's text signature is made once."""
+        alone as a program (with ``asked``, for those nodes only), as the nodes of each verdict. ``nodes`` are all of
+        ``program``'s, in graph order; ``templates``/``refs`` the exporter's per-node argument
+        templates and the nodes they reference, ``described`` each node's shape and dtype as text
+        (None: not a tensor), ``names`` an op's qualified name, ``signature`` the program's graph
+        signature as the bridge document has it.
+
+        One pass in graph order finds the values a delegate holds as constants and groups the
+        nodes by a tuple key (cheap to hash, and most of a large program shares a few dozen); a
+        group's text signature is made once. It meets every node, on every export: what it does
+        per node is kept to a few lookups."""
         start = time.perf_counter()
-        constant = self._constant_values(program, is_supported)
+        constant = self._constant_placeholders(program, signature)
+        held = set(constant)
         groups: Dict[tuple, List[Node]] = {}
-        # Each value as a signature shows it, its mark then its shape and dtype, made once per
-        # value rather than once per reader: this loop meets every node, on every export.
-        shown = {n: constant.get(n, "r") + t for n, t in described.items() if t is not None}.get
-        group_of, tensor = groups.get, torch.Tensor
+        # Each value as a signature shows it: its shape and dtype, after its mark if the delegate
+        # holds it as a constant (a value read at run time is marked when a signature's text is
+        # made, ``_Probing.signature``).
+        shown_of = dict(described)
+        for value in constant:
+            text = shown_of[value]
+            if text is not None:
+                shown_of[value] = "c" + text
+        shown, group_of, getitem = shown_of.get, groups.get, operator.getitem
         for node, (args, kwargs), (args_refs, kwargs_refs) in zip(nodes, templates, refs):
-            if node.op != "call_function" or not is_supported(node):
+            if node.op != "call_function":
                 continue
             target = node.target
-            if target is operator.getitem:
+            if target is getitem:
                 continue
-            val = node.meta.get("val")
-            if isinstance(val, tensor):
+            inputs_of = args_refs + kwargs_refs if kwargs_refs else args_refs
+            if held and inputs_of and held.issuperset(inputs_of):
+                # A supported op reading constants only: delegated with its reader, and folded by
+                # coremltools into a constant (some conversions need one: ``dequantize_codebook``
+                # reads its codes' values), marked ``d`` and the op's name.
+                if not is_supported(node):
+                    continue
+                mark = constant[node] = "d" + names(node)
+                held.add(node)
+                if described[node] is not None:
+                    shown_of[node] = mark + described[node]
+                if asked is not None and node not in asked:
+                    continue
+            elif not (is_supported(node) if asked is None else node in asked):
+                continue
+            if described[node] is not None:  # a tensor
                 outputs: tuple = ()
-            elif _is_tensors(val):
+            elif _is_tensors(node.meta.get("val")):
                 outputs = tuple(sorted(u.args[1] for u in node.users if _is_getitem(u)))
             else:
                 continue
-            inputs = tuple(map(shown, args_refs + kwargs_refs if kwargs_refs else args_refs))
+            inputs = tuple(map(shown, inputs_of))
             if None in inputs:  # an input that is not a tensor: no program of this node alone
                 continue
             try:
@@ -207,13 +232,30 @@ class ConversionProbes:
 
         self.signatures = len(groups)
         probing = _Probing(self, program, constant, names, groups)
-        out: Dict[Node, Verdict] = {}
+        # By verdict, so that the exporter writes each verdict's text once, for its nodes at once.
+        out: Dict[Verdict, List[Node]] = {}
+        # A warm cache answers every group: looked up here, without a call per group.
+        texts, spec_key, cached = _SIGNATURE_TEXTS, self.spec_key, self.cache.verdicts()
+        asked_now = []
         for key, group in groups.items():
-            verdict = probing.alone(key, group[0])
+            signature = texts.get((spec_key, key))
+            verdict = None if signature is None else cached.get(signature)
             if verdict is None:
-                continue
-            for node in group:
-                out[node] = verdict if verdict.converts else probing.beside(node, verdict)
+                verdict = probing.alone(key, group[0])
+                if verdict is None:
+                    continue
+            else:
+                asked_now.append(signature)
+            if verdict.converts:
+                nodes_of = out.get(verdict)
+                if nodes_of is None:
+                    out[verdict] = group
+                else:
+                    nodes_of.extend(group)
+            else:
+                for node in group:
+                    out.setdefault(probing.beside(node, verdict), []).append(node)
+        self.asked.update(asked_now)
         self.seconds += time.perf_counter() - start
         return out
 
@@ -222,59 +264,37 @@ class ConversionProbes:
         would keep whole, those the converter refuses for some node of ``program``, each with the
         first such verdict. Kept whole and then left on CPU, an op outside core ATen has no kernel
         there (``Missing out variants``); decomposed, its parts are probed again when planning."""
-        from ..export import argument_templates, target_name, tensor_text
+        from ..export import argument_templates, graph_signature, target_name, tensor_text
 
-        nodes = [n for n in program.graph.nodes if n.op == "call_function" and n.target in targets]
-        if not nodes:
+        nodes = list(program.graph.nodes)
+        asked = {n for n in nodes if n.op == "call_function" and n.target in targets}
+        if not asked:
             return {}
         templates, refs = argument_templates(nodes)
         shapes: dict = {}
-        described = {r: tensor_text(r, shapes) for (a, k) in refs for r in a + k}
-        supported = _asked_support(is_supported, nodes)
-        found = self.verdicts(program, nodes, supported, templates, refs, described, target_name)
+        described = {n: tensor_text(n, shapes) for n in nodes}
+        supported = _asked_support(is_supported, asked)
+        found = self.verdicts(
+            program, nodes, supported, templates, refs, described, target_name, graph_signature(program), asked
+        )
+        refused_nodes = {node: v for v, group in found.items() if not v.converts for node in group}
         refused: Dict[object, Verdict] = {}
-        for node in nodes:
-            verdict = found.get(node)
-            if verdict is not None and not verdict.converts:
+        for node in nodes:  # in graph order: an op's first refused node speaks for it
+            verdict = refused_nodes.get(node)
+            if verdict is not None:
                 refused.setdefault(node.target, verdict)
         return refused
 
-    def _constant_values(self, program, is_supported: Callable[[Node], bool]) -> Dict[Node, str]:
-        """The values a delegate holds as constants, each with the mark its signature gives it:
-        placeholders of constant data it takes in with the nodes that read them
+    def _constant_placeholders(self, program, signature: Mapping[str, Mapping[str, str]]) -> Dict[Node, str]:
+        """The placeholders of constant data a delegate takes in with the nodes that read them
         (``tag_constant_data``: parameters, lifted constants and buffers nothing mutates, when
-        ``take_over_constant_data`` is on), ``c``; and supported ops that read nothing else (a
-        weight cast or reshaped, ``to(int32)`` of quantized codes), ``d`` and the op's name. Such
-        an op is delegated with its reader, and coremltools folds it into a constant: some
-        conversions need one (``dequantize_codebook`` reads its codes' values). One pass in graph
-        order."""
+        ``take_over_constant_data`` is on), each marked ``c``."""
         if not self.take_over_constant_data:
             return {}
-        sig = program.graph_signature
-        mutated = set(sig.buffers_to_mutate.values())
-        kinds = {
-            s.arg.name
-            for s in sig.input_specs
-            if isinstance(s.arg, TensorArgument)
-            and s.kind in _CONSTANT_KINDS
-            and not (s.kind == InputKind.BUFFER and s.target in mutated)
-        }
-        values: Dict[Node, str] = {n: "c" for n in program.graph.find_nodes(op="placeholder") if n.name in kinds}
-        if not values:
-            return values
-        from ..export import target_name
-
-        # Forward from the constants through their readers only: a reader is taken once its last
-        # input is (it is met again then), not by a pass over every node.
-        waiting = [u for n in values for u in n.users]
-        while waiting:
-            node = waiting.pop()
-            if node in values or node.op != "call_function" or node.target is operator.getitem:
-                continue
-            if all(i in values for i in node.all_input_nodes) and is_supported(node):
-                values[node] = "d" + target_name(node)
-                waiting.extend(node.users)
-        return values
+        mutated = set(signature["buffers_to_mutate"].values())
+        held = {*signature["inputs_to_parameters"], *signature["inputs_to_lifted_tensor_constants"]}
+        held.update(name for name, buffer in signature["inputs_to_buffers"].items() if buffer not in mutated)
+        return {n: "c" for n in program.graph.find_nodes(op="placeholder") if n.name in held}
 
 # A signature's text by its compile specs and grouping key, for every call of this process (bounded).
 _SIGNATURE_TEXTS: Dict[tuple, str] = {}
@@ -304,7 +324,8 @@ class _Probing:
         text = _SIGNATURE_TEXTS.get((spec_key, key))
         if text is None:
             _, args, kwargs, inputs, outputs = key
-            text = f"{spec_key}|{self.names(node)}|{args}|{kwargs}|{','.join(inputs)}|{list(outputs)}"
+            shown = ",".join("r" + i if i.startswith('"') else i for i in inputs)  # "r": read at run time
+            text = f"{spec_key}|{self.names(node)}|{args}|{kwargs}|{shown}|{list(outputs)}"
             if len(_SIGNATURE_TEXTS) >= _SIGNATURE_TEXTS_KEPT:
                 _SIGNATURE_TEXTS.clear()
             _SIGNATURE_TEXTS[(spec_key, key)] = text
