@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Optional
 
 from ._native import PLAN_SCHEMA
 
@@ -17,7 +17,11 @@ def apply_plan(exported_program, plan: Mapping) -> None:
     nodes the graph lacks), before changing anything."""
     if plan.get("schema") != PLAN_SCHEMA:
         raise PlanMismatch(f"not a {PLAN_SCHEMA} document: schema is {plan.get('schema')!r}")
-    tags = plan["node_tags"]
+    apply_tags(exported_program, plan["node_tags"])
+
+
+def apply_tags(exported_program, tags: Mapping[str, Optional[str]]) -> None:
+    """``apply_plan`` with the plan's ``node_tags`` alone."""
     nodes = list(exported_program.graph.nodes)
     names = {n.name for n in nodes}
     missing = [n for n in names if n not in tags]

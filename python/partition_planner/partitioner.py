@@ -18,7 +18,7 @@ from executorch.backends.apple.coreml.partition import coreml_partitioner as _st
 from executorch.exir.backend.partitioner import PartitionResult
 
 from . import _native
-from .apply import apply_plan
+from .apply import apply_tags
 from .conversion import VERIFICATION, ConversionProbes, Verdict, failing_ops
 from .conversion.convert import converter_name
 from .conversion.probes import readable_call
@@ -153,6 +153,27 @@ def _is_decomposable(target) -> bool:
         return False
 
 
+class _Planned:
+    """One ``partition()``'s plan: the tags it applies, and the ``plan@1`` document, read from its
+    text when first asked for."""
+
+    __slots__ = ("text", "node_tags", "partition_tags", "_plan")
+
+    def __init__(self, text: str, node_tags: Dict[str, Optional[str]], partition_tags: List[str]) -> None:
+        self.text, self.node_tags, self.partition_tags = text, node_tags, partition_tags
+        self._plan: Optional[dict] = None
+
+    @classmethod
+    def of(cls, graph: str, overrides: str) -> "_Planned":
+        return cls(*_native.plan_with_tags(graph, overrides))
+
+    @property
+    def plan(self) -> dict:
+        if self._plan is None:
+            self._plan = json.loads(self.text)
+        return self._plan
+
+
 class ConversionVerificationError(RuntimeError):
     """``verify_conversion``: planned partitions still fail to convert after the bound on
     verification rounds; names each partition and the converter's error."""
@@ -211,9 +232,10 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         self.buffer_strategies = dict(buffer_strategies or {})
         self.cost = dict(cost or {})
         self.chunking = chunking_options(max_weight_bytes, max_ops, cut_after, cut_before)
-        # Refuse an unknown constant or an unusable value now, not at lowering time.
-        self.cost_model = json.loads(_native.cost_model(json.dumps(self.cost)))
-        _native.validate_overrides(self._overrides())
+        # Refuse an unknown constant, strategy or an unusable value now, not at lowering time
+        # (the defaults need no asking: a tenth of a small program's partition() when asked).
+        if strategy != "auto" or self.buffer_strategies or self.cost or self.chunking:
+            _native.validate_overrides(self._overrides())
         self.log_explanations = log_explanations
         self.compare_with_stock = compare_with_stock
         self.check_conversion = bool(check_conversion)
@@ -226,7 +248,7 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         self.decomposed_for_conversion: Dict = {}
         # Per partition(): what conversion checking did (signatures, probes run, partitions verified).
         self.conversion: List[dict] = []
-        self.plans: List[dict] = []
+        self._planned: List[_Planned] = []
         # Seconds each partition() took, export and apply included.
         self.partition_seconds: List[float] = []
         # What each plan was made from, to render its text report on request.
@@ -257,27 +279,29 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
             self._compare_with_stock(program, graph, overrides)
         if self.take_over_mutable_buffer:
             _stock_logger.info(_TAKE_OVER_INFO)
-        plan = json.loads(_native.plan(graph, overrides))
+        planned = _Planned.of(graph, overrides)
         conversion = {"checked": probes is not None}
         if probes is not None:
             conversion.update(
                 signatures=probes.signatures, probed=probes.probed - before[0], probe_seconds=probes.seconds - before[1]
             )
         if self.verify_conversion:
-            graph, plan = self._verified(program, graph, plan, overrides, probes, conversion)
+            graph, planned = self._verified(program, graph, planned, overrides, probes, conversion)
         self.conversion.append(conversion)
-        apply_plan(program, plan)
-        self.plans.append(plan)
+        apply_tags(program, planned.node_tags)
+        self._planned.append(planned)
         self._inputs.append((graph, overrides))
-        stats = plan["stats"]
-        logger.info(
-            "planned %d partition(s), %d state(s); the stock proposal (%s) has %d partition(s)",
-            stats["partitions"], stats["states"], stats.get("stock_proposal"), stats["stock_partitions"],
-        )
-        if self.log_explanations:
-            for e in plan["explanations"]:
-                logger.info("[%s] %s%s", e["rule"], "stock proposal: " if e["scope"] == "stock" else "", e["message"])
-        tags = {p["tag"]: self.delegation_spec for p in plan["partitions"]}
+        if logger.isEnabledFor(logging.INFO):  # the plan's text is read only to be logged
+            plan = planned.plan
+            stats = plan["stats"]
+            logger.info(
+                "planned %d partition(s), %d state(s); the stock proposal (%s) has %d partition(s)",
+                stats["partitions"], stats["states"], stats.get("stock_proposal"), stats["stock_partitions"],
+            )
+            if self.log_explanations:
+                for e in plan["explanations"]:
+                    logger.info("[%s] %s%s", e["rule"], "stock proposal: " if e["scope"] == "stock" else "", e["message"])
+        tags = {tag: self.delegation_spec for tag in planned.partition_tags}
         self.partition_seconds.append(time.perf_counter() - start)
         return PartitionResult(tagged_exported_program=program, partition_tags=tags)
 
@@ -308,17 +332,17 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
             self._probes = ConversionProbes(self.delegation_spec.compile_specs, bool(self.take_over_constant_data))
         return self._probes
 
-    def _verified(self, program, graph: str, plan: dict, overrides: str, probes, conversion: dict):
+    def _verified(self, program, graph: str, planned: _Planned, overrides: str, probes, conversion: dict):
         """Converts each planned partition; while one fails, keeps the op bisection blames on CPU
         and plans again, at most ``max_verification_rounds`` times."""
         found: Dict = {}
         converter = converter_name()
         conversion.update(verified_partitions=0, found_by_verification=[])
         for round_ in range(self.max_verification_rounds + 1):
-            culprits = failing_ops(program, plan["node_tags"], self.delegation_spec.compile_specs)
-            conversion["verified_partitions"] += len(plan["partitions"])
+            culprits = failing_ops(program, planned.node_tags, self.delegation_spec.compile_specs)
+            conversion["verified_partitions"] += len(planned.partition_tags)
             if not culprits:
-                return graph, plan
+                return graph, planned
             if round_ == self.max_verification_rounds:
                 failures = "; ".join(f"{c.partition}: {c.error}" for c in culprits)
                 raise ConversionVerificationError(
@@ -343,7 +367,7 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
             graph = export_graph_text(
                 program, self, digests=False, probes=probes, found=found, decomposed=self.decomposed_for_conversion
             )
-            plan = json.loads(_native.plan(graph, overrides))
+            planned = _Planned.of(graph, overrides)
         raise AssertionError("unreachable: the last round returns or raises")
 
     def _compare_with_stock(self, program, graph: str, overrides: str) -> None:
@@ -358,9 +382,20 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
             raise StockMismatch(*difference)
         logger.info("compare_with_stock: the stock pass tags all %d nodes as reproduced", len(nodes))
 
+    @functools.cached_property
+    def cost_model(self) -> dict:
+        """The cost constants ``auto`` weighs plans by: ``cost`` over the defaults (asked of the
+        planner when first read; ``__init__`` has validated them)."""
+        return json.loads(_native.cost_model(json.dumps(self.cost)))
+
+    @property
+    def plans(self) -> List[dict]:
+        """Every ``partition()``'s plan (``plan@1``), in order."""
+        return [planned.plan for planned in self._planned]
+
     @property
     def last_plan(self) -> Optional[dict]:
-        return self.plans[-1] if self.plans else None
+        return self._planned[-1].plan if self._planned else None
 
     def explanations(self) -> List[dict]:
         """Every finding of the last plan: decisions, costs, and what the stock proposal broke."""

@@ -9,6 +9,7 @@ use partition_planner::cost::{CostModel, CostOverrides};
 use partition_planner::stock::ExecutorchVersion;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
 
 fn overrides(json: Option<&str>) -> PyResult<Overrides> {
     match json {
@@ -38,6 +39,43 @@ fn planned(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<Pla
 fn plan(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<String> {
     serde_json::to_string(&planned(py, graph, overrides)?.json())
         .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Plans as `plan` does, for `PlannedCoreMLPartitioner.partition()`: the `plan@1` JSON text, each
+/// node's tag by name (None: on CPU) and the partitions' tags in the plan's order. Applying a plan
+/// needs only the tags, and parsing the whole plan's text costs a small program more than planning
+/// it; the partitioner reads the text when asked for the plan.
+#[pyfunction]
+#[pyo3(signature = (graph, overrides=None))]
+fn plan_with_tags<'py>(
+    py: Python<'py>,
+    graph: &str,
+    overrides: Option<&str>,
+) -> PyResult<(String, Bound<'py, PyDict>, Vec<String>)> {
+    let planned = planned(py, graph, overrides)?;
+    let text =
+        serde_json::to_string(&planned.json()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let tagging = &planned.plan.tagging;
+    // A tag's Python string once per partition.
+    let tags: Vec<Bound<'py, PyString>> = (0..tagging.partition_count())
+        .map(|p| PyString::new(py, tagging.name(p as u32)))
+        .collect();
+    let node_tags = PyDict::new(py);
+    for n in planned.graph.ids() {
+        let name = planned.graph.name(n);
+        match tagging.partition(n) {
+            Some(p) => node_tags.set_item(name, &tags[p as usize])?,
+            None => node_tags.set_item(name, py.None())?,
+        }
+    }
+    let partitions = planned
+        .plan
+        .measure
+        .partitions
+        .iter()
+        .map(|p| p.tag.clone())
+        .collect();
+    Ok((text, node_tags, partitions))
 }
 
 /// Checks the tags a bridge JSON document carries; returns `partition-planner/check@1` as JSON text.
@@ -165,6 +203,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cost_model, m)?)?;
     m.add_function(wrap_pyfunction!(validate_overrides, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_with_tags, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(plan_text, m)?)?;
     m.add_function(wrap_pyfunction!(manifest, m)?)?;

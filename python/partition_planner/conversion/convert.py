@@ -5,6 +5,7 @@ precision, compute units, pass pipeline, enumerated shapes and quantization all 
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import logging
 import traceback
@@ -13,6 +14,7 @@ from typing import Optional, Sequence
 from .cache import installed_versions
 
 
+@functools.lru_cache(maxsize=None)
 def converter_name() -> str:
     version = installed_versions()["coremltools"]  # read once a process, with the cache's key
     return "coremltools" if version == "none" else f"coremltools {version}"
