@@ -308,6 +308,7 @@ fn held(slot: u64) -> usize {
 
 /// Asks the processor to bring the cache line at `address` in: a hint, never a fault.
 #[inline]
+#[allow(unsafe_code)] // a prefetch intrinsic
 fn prefetch_address<T>(address: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch reads nothing and never faults, whatever the address.

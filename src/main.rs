@@ -412,6 +412,7 @@ impl GraphBytes {
         // SAFETY: the map is only read, and only while this process holds it. Another process
         // truncating the file meanwhile would end this one with SIGBUS, as it would any tool that
         // maps its input (ripgrep, for one); the planner never writes its input.
+        #[allow(unsafe_code)]
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(failure)?;
         Ok(GraphBytes::Mapped(map))
     }

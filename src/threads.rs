@@ -50,6 +50,7 @@ const UTF8_ON_TWO_THREADS_FROM: usize = 4 << 20;
 /// `bytes` as text if they are UTF-8, checked in two halves on two threads for a large document:
 /// the check is the first read of a mapped file, a page fault every few pages, before anything
 /// else can start (33 ms at 10^6 nodes on one thread).
+#[allow(unsafe_code)] // the whole is UTF-8 once both halves are
 pub fn utf8(bytes: &[u8]) -> Option<&str> {
     // Where to cut: a byte near the middle that starts a character (no continuation byte).
     let middle = (bytes.len() >= UTF8_ON_TWO_THREADS_FROM && two_cores())

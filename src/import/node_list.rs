@@ -221,6 +221,7 @@ const MOVE_ON_TWO_THREADS_FROM: usize = 10_000;
 /// Moves `from`'s nodes to the end of `to`, every reference they hold shifted by `base` (their
 /// ids counted from `to`'s end), on two threads for a long list: most of the time is the first
 /// touch of `to`'s fresh memory, page by page, which two cores share.
+#[allow(unsafe_code)] // nodes moved bit for bit into spare capacity
 fn move_shifted(to: &mut Vec<Node>, mut from: Vec<Node>, base: u32) {
     let shift = |node: &mut Node| {
         for_each_reference(node, |id| {
