@@ -16,6 +16,10 @@ use partition_planner::whatif::{Change, Session};
 use std::hint::black_box;
 use std::time::Duration;
 
+#[path = "../tests/common/data.rs"]
+#[allow(dead_code)] // the bench reads one version
+mod data;
+
 /// What `partition-planner plan --format json` does, minus the file system and the checker (whose
 /// cost the stages example reports apart).
 fn end_to_end(text: &str) -> usize {
@@ -29,14 +33,7 @@ fn end_to_end(text: &str) -> usize {
 }
 
 fn data_graphs(c: &mut Criterion) {
-    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/data/executorch-1.5.1");
-    let mut files: Vec<_> = std::fs::read_dir(data)
-        .expect("data/")
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
+    let files = data::documents("1.5.1");
     for path in files {
         let text = std::fs::read_to_string(&path).expect("readable");
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("graph");

@@ -11,7 +11,9 @@ use partition_planner::report::{Prose, explain};
 use partition_planner::rules::{Finding, RuleId, violated};
 use partition_planner::tagging::Tagging;
 use partition_planner::verify::verify;
-use std::path::PathBuf;
+
+mod common;
+use common::data::{self, data_dir};
 
 /// A buffer's reason in words, as the reports say it.
 fn said(g: &Graph, b: &BufferDecision) -> String {
@@ -23,10 +25,6 @@ fn said(g: &Graph, b: &BufferDecision) -> String {
     .reason(b)
 }
 
-fn data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data")
-}
-
 fn load(name: &str) -> Graph {
     let path = data_dir().join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -35,34 +33,24 @@ fn load(name: &str) -> Graph {
 
 /// Every JSON document under data/, as a path relative to it.
 fn all_graphs() -> Vec<(String, Graph)> {
-    let mut names = Vec::new();
-    let mut dirs = vec![data_dir()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("data/ exists").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "json") {
-                names.push(
-                    path.strip_prefix(data_dir())
-                        .unwrap()
-                        .to_string_lossy()
-                        .into_owned(),
-                );
-            }
-        }
-    }
+    let mut names: Vec<String> = data::all_documents()
+        .into_iter()
+        .map(|(_, path)| {
+            path.strip_prefix(data_dir())
+                .expect("under data/")
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
     names.sort();
     assert!(names.len() >= 8, "{names:?}");
     names.into_iter().map(|n| (n.clone(), load(&n))).collect()
 }
 
-const VERSIONS: [&str; 2] = ["executorch-1.4.0", "executorch-1.5.1"];
-
 fn each_version(name: &str) -> Vec<Graph> {
-    VERSIONS
+    data::VERSIONS
         .iter()
-        .map(|v| load(&format!("{v}/{name}")))
+        .map(|v| load(&format!("executorch-{v}/{name}")))
         .collect()
 }
 
@@ -166,8 +154,8 @@ fn the_seed_chain_is_found_from_the_signature() {
 fn executorch_1_4_with_take_over_off_hides_a_state_and_1_5_does_not() {
     let [old, new] = [0, 1].map(|i| {
         load(&format!(
-            "{}/seed_slice_takeover_off_ios17.json",
-            VERSIONS[i]
+            "executorch-{}/seed_slice_takeover_off_ios17.json",
+            data::VERSIONS[i]
         ))
     });
     assert!(!old.options.take_over_mutable_buffer);
@@ -321,8 +309,10 @@ fn qwen3_5_on_executorch_1_5_stock_stale_copies_and_the_plan() {
 #[test]
 fn lfm2_5_and_llama3_2_keep_every_cache_as_state_in_one_partition() {
     for (name, states) in [("lfm2_5_350m", 22), ("llama3_2_1b", 32)] {
-        for version in VERSIONS {
-            let g = load(&format!("{version}/{name}_takeover_on_ios18.json"));
+        for version in data::VERSIONS {
+            let g = load(&format!(
+                "executorch-{version}/{name}_takeover_on_ios18.json"
+            ));
             assert!(
                 violated(&stock_check(&g, &g.options)).is_empty(),
                 "{version} {name}"

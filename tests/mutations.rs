@@ -17,7 +17,8 @@ use partition_planner::synthetic::generate;
 use partition_planner::tagging::Tagging;
 use partition_planner::verify::verify;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+
+mod common;
 
 /// The tag a mutation gives to a partition that did not exist.
 const FRESH: &str = "mutant";
@@ -304,21 +305,11 @@ const MUTATIONS: &[Mutation] = &[
 ];
 
 fn subjects() -> Vec<Subject> {
-    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data");
     let mut graphs: Vec<(String, Graph)> = Vec::new();
-    for version in ["executorch-1.4.0", "executorch-1.5.1"] {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(data.join(version))
-            .expect("data/ holds both versions")
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "json"))
-            .collect();
-        files.sort();
-        for path in files {
-            let text = std::fs::read_to_string(&path).expect("readable");
-            let graph = parse_graph(&text).expect("imports");
-            graphs.push((format!("{version}/{}", path.display()), graph));
-        }
+    for (version, path) in common::data::all_documents() {
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let graph = parse_graph(&text).expect("imports");
+        graphs.push((format!("executorch-{version}/{}", path.display()), graph));
     }
     for seed in [1, 2, 3] {
         let text = generate(3000, seed).expect("generates");

@@ -6,6 +6,8 @@ use partition_planner::synthetic::BridgeBuilder;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
+mod common;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -27,25 +29,17 @@ fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
 fn data_graphs_validate_against_the_schema() {
     let v = validator();
     let mut count = 0;
-    let mut dirs = vec![root().join("data")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("data/") {
-            let path = entry.expect("entry").path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "json") {
-                let text = std::fs::read_to_string(&path).expect("readable");
-                let doc: Value = serde_json::from_str(&text).expect("JSON");
-                assert!(
-                    errors(&v, &doc).is_empty(),
-                    "{}: {:#?}",
-                    path.display(),
-                    errors(&v, &doc)
-                );
-                parse_graph(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                count += 1;
-            }
-        }
+    for (_, path) in common::data::all_documents() {
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let doc: Value = serde_json::from_str(&text).expect("JSON");
+        assert!(
+            errors(&v, &doc).is_empty(),
+            "{}: {:#?}",
+            path.display(),
+            errors(&v, &doc)
+        );
+        parse_graph(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        count += 1;
     }
     assert!(count > 0);
 }

@@ -9,6 +9,8 @@ use partition_planner::{PlanRequest, analyse, parse_graph, plan, verify};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+mod common;
+
 /// The first node where `a` and `b` disagree once tags are renamed, with both tags.
 pub fn first_difference(graph: &Graph, a: &Tagging, b: &Tagging) -> Option<String> {
     let mut a_to_b: HashMap<u32, u32> = HashMap::new();
@@ -35,24 +37,13 @@ pub fn first_difference(graph: &Graph, a: &Tagging, b: &Tagging) -> Option<Strin
 
 /// Every document in data/ the real stock pass tagged, with its executorch version.
 fn stock_tagged_documents() -> Vec<(String, PathBuf, String)> {
-    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data");
     let mut out = Vec::new();
-    for version in ["1.4.0", "1.5.1"] {
-        let dir = data.join(format!("executorch-{version}"));
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .expect("data/ holds both versions")
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "json"))
-            .collect();
-        files.sort();
-        for path in files {
-            let text = std::fs::read_to_string(&path).expect("readable");
-            // A variant's tags were edited after the stock pass (data/README.md): not stock's.
-            let doc: serde_json::Value = serde_json::from_str(&text).expect("json");
-            if doc["producer"].get("variant").is_none() {
-                out.push((version.to_string(), path, text));
-            }
+    for (version, path) in common::data::all_documents() {
+        let text = std::fs::read_to_string(&path).expect("readable");
+        // A variant's tags were edited after the stock pass (data/README.md): not stock's.
+        let doc: serde_json::Value = serde_json::from_str(&text).expect("json");
+        if doc["producer"].get("variant").is_none() {
+            out.push((version.to_string(), path, text));
         }
     }
     out

@@ -3,8 +3,6 @@
 //! multi-output ops with getitems, random support, ops the converter refuses although they are
 //! supported, and random stock tags.
 
-#![allow(dead_code)]
-
 use partition_planner::synthetic::BridgeBuilder;
 use serde_json::json;
 
