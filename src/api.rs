@@ -466,6 +466,22 @@ pub enum Checking {
     Stock(Option<ExecutorchVersion>),
 }
 
+impl Checking {
+    /// From the flags the CLI and the Python binding take: `stock` checks the stock proposal, for
+    /// the `executorch` version given (the document's when `None`); the version is ignored
+    /// without `stock`. An unknown version is an error naming it.
+    pub fn from_flags(
+        stock: bool,
+        executorch: Option<&str>,
+    ) -> Result<Self, crate::stock::UnknownVersion> {
+        Ok(match (stock, executorch) {
+            (false, _) => Checking::Document,
+            (true, None) => Checking::Stock(None),
+            (true, Some(v)) => Checking::Stock(Some(ExecutorchVersion::parse(v)?)),
+        })
+    }
+}
+
 /// A checked document: the tagging checked and every finding on it.
 pub struct Checked {
     pub graph: Graph,

@@ -14,7 +14,6 @@ use partition_planner::import::parse_graph;
 use partition_planner::manifest::Manifest;
 use partition_planner::options::{ByteSize, DeploymentTarget, PartialOptions};
 use partition_planner::report::manifest_diff_text;
-use partition_planner::stock::ExecutorchVersion;
 use partition_planner::whatif::{ChangeError, Scenario, parse_scenarios};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -549,13 +548,8 @@ fn run(cli: Cli) -> Result<u8, Failure> {
         } => {
             let bytes = GraphBytes::open(&common.input.graph)?;
             let text = bytes.text(&common.input.graph)?;
-            let checking = match (stock, executorch) {
-                (false, _) => Checking::Document,
-                (true, None) => Checking::Stock(None),
-                (true, Some(v)) => Checking::Stock(Some(
-                    ExecutorchVersion::parse(&v).map_err(|e| Failure(2, e.to_string()))?,
-                )),
-            };
+            let checking = Checking::from_flags(stock, executorch.as_deref())
+                .map_err(|e| Failure(2, e.to_string()))?;
             let checked = check_document(
                 text,
                 &common.overrides(Vec::new(), CostOverrides::default()),

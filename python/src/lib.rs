@@ -6,7 +6,6 @@ use partition_planner::api::{
     plan_on_graph,
 };
 use partition_planner::cost::{CostModel, CostOverrides};
-use partition_planner::stock::ExecutorchVersion;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -91,13 +90,8 @@ fn check(
     executorch: Option<&str>,
 ) -> PyResult<String> {
     let o = self::overrides(overrides)?;
-    let checking = match (stock, executorch) {
-        (false, _) => Checking::Document,
-        (true, None) => Checking::Stock(None),
-        (true, Some(v)) => Checking::Stock(Some(
-            ExecutorchVersion::parse(v).map_err(|e| PyValueError::new_err(e.to_string()))?,
-        )),
-    };
+    let checking = Checking::from_flags(stock, executorch)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let checked = py
         .detach(|| check_document(graph, &o, checking))
         .map_err(value_error)?;
