@@ -166,9 +166,9 @@ class ConversionProbes:
         asked: Optional[set] = None,
     ) -> Dict[Verdict, List[Node]]:
         """A verdict for each node the support check accepts (``is_supported``) that can stand
-        alone as a program (with ``asked``, for those nodes only), as the nodes of each verdict. ``nodes`` are all of
-        ``program``'s, in graph order; ``templates``/``refs`` the exporter's per-node argument
-        templates and the nodes they reference, ``described`` each node's shape and dtype as text
+        alone as a program (with ``asked``, for those nodes only), as the nodes of each verdict.
+        ``nodes`` are all of ``program``'s, in graph order; ``templates``/``refs`` the exporter's
+        per-node argument templates and the nodes they reference, ``described`` each node's shape and dtype as text
         (None: not a tensor), ``names`` an op's qualified name, ``signature`` the program's graph
         signature as the bridge document has it.
 
