@@ -18,6 +18,7 @@ from typing import Mapping, Optional
 from ._native import CHECK_SCHEMA, MANIFEST_SCHEMA, PLAN_SCHEMA, WHATIF_SCHEMA, __version__
 from ._native import GRAPH_SCHEMA as BRIDGE_SCHEMA
 from .apply import PlanMismatch, apply_plan
+from .pictures import write_picture
 
 
 def plan(graph: Mapping, overrides: Optional[Mapping] = None) -> dict:
@@ -65,19 +66,7 @@ def render(
         if overrides is not None:
             raise ValueError("overrides apply when planning: a plan given is drawn as it is")
         picture = _native.render_plan(json.dumps(graph), json.dumps(plan), format)
-    _write_picture(picture, path, format)
-
-
-def _write_picture(picture: str, path, format: str) -> None:
-    import pathlib
-
-    path = pathlib.Path(path)
-    if format == "model-explorer":
-        path.mkdir(parents=True, exist_ok=True)
-        for name, text in json.loads(picture).items():
-            (path / name).write_text(text, encoding="utf-8")
-    else:
-        path.write_text(picture, encoding="utf-8")
+    write_picture(picture, path, format)
 
 
 def __getattr__(name):

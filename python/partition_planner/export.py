@@ -24,7 +24,7 @@ from typing import Any, Mapping, Optional
 import torch
 from torch.fx import Node
 
-from . import BRIDGE_SCHEMA
+from ._native import GRAPH_SCHEMA as BRIDGE_SCHEMA
 
 
 def support_checker(skip_ops: Optional[list] = None, lower_full_graph: bool = False, log: bool = False):

@@ -410,10 +410,10 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         ``html``, ``dot`` or ``model-explorer`` (a directory), as ``partition_planner.render``."""
         if not self._inputs:
             raise RuntimeError("render() needs a plan: call partition() (or to_edge_transform_and_lower) first")
-        from . import _write_picture
+        from .pictures import write_picture
 
         graph, overrides = self._inputs[-1]
-        _write_picture(_native.render(graph, overrides, format), path, format)
+        write_picture(_native.render(graph, overrides, format), path, format)
 
     def reports(self) -> List[str]:
         """Every plan's text report, in the order of ``plans``."""
