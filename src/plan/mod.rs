@@ -4,6 +4,7 @@
 //! The planner never runs the checker: its callers do (`crate::verify`).
 
 mod chunks;
+mod cut_patterns;
 mod levels;
 mod search;
 mod strategy;
@@ -162,7 +163,7 @@ pub fn draft(
 ) -> Result<Draft, PlanError> {
     request.fits(graph)?;
     let requested = strategy::resolve_requests(graph, analysis, request)?;
-    let cuts = chunks::asked_cuts(graph, analysis, &request.options);
+    let cuts = cut_patterns::asked_cuts(graph, analysis, &request.options);
     let searched = search::search(graph, analysis, request, &requested, &cuts);
     let mut decided = searched.decided;
     let plan_cuts = std::mem::take(&mut decided.cuts);

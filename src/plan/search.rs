@@ -12,7 +12,7 @@
 //! graph). Moving a class rather than a buffer is what finds "every layer's cache on CPU" even when
 //! splitting at one layer alone never pays. Each candidate plan costs one O(V + E) planning pass.
 
-use super::chunks::AskedCut;
+use super::cut_patterns::AskedCut;
 use super::strategy::{self, Asked, Decided};
 use super::{Alternative, PlanRequest, Strategy, StrategyRequest};
 use crate::analyse::{Analysis, BufferChain};

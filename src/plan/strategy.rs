@@ -2,7 +2,8 @@
 //! state to `cpu` with the reason whenever it cannot be whole in one partition, and repeat until
 //! the state groups contract without a cycle.
 
-use super::chunks::{self, AskedCut, Unchunkable};
+use super::chunks::{self, Unchunkable};
+use super::cut_patterns::AskedCut;
 use super::levels::{self, Groups};
 use super::{PlanError, PlanRequest, Strategy, StrategyRequest};
 use crate::analyse::{Analysis, BufferChain, DirectedGraph};

@@ -1,0 +1,137 @@
+//! Cut patterns: where the cuts `cut_after`/`cut_before` ask for fall in the topological order. A
+//! pattern names nodes, or module instances by a leading part of their module path; chunking
+//! (`chunks.rs`) then keeps every delegate piece on one side of each.
+
+use crate::analyse::Analysis;
+use crate::graph::{Graph, OpKind};
+use crate::options::Options;
+
+/// A cut the user asked for, placed in the topological order: before the node at `position`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct AskedCut {
+    pub position: u32,
+    pub pattern: String,
+    /// `cut_after` (else `cut_before`).
+    pub after: bool,
+}
+
+/// The cuts `cut_after`/`cut_before` ask for, in the topological order. A pattern matches a node
+/// by its name, or by a leading part of its module path, compared component by component (`*`
+/// stands for any run of characters within a name or a component). Each distinct match is a
+/// group: the node, or the module instance (`layers.*` makes `layers.0`, `layers.1`, … groups).
+/// `cut_after` cuts after each group's last op, `cut_before` before its first.
+pub(crate) fn asked_cuts(graph: &Graph, analysis: &Analysis, options: &Options) -> Vec<AskedCut> {
+    let patterns = options
+        .cut_after
+        .iter()
+        .map(|p| (p, true))
+        .chain(options.cut_before.iter().map(|p| (p, false)));
+    let mut cuts = Vec::new();
+    for (pattern, after) in patterns {
+        let components: Vec<&str> = pattern.split('.').collect();
+        // Each group's first and last position, groups in order of first appearance.
+        let mut groups: Vec<(String, u32, u32)> = Vec::new();
+        let mut group_of: std::collections::HashMap<String, usize> = Default::default();
+        for (position, &n) in analysis.index.order().iter().enumerate() {
+            // Only ops: placeholders (a lifted constant records the module that made it) come
+            // first in the order wherever their module is.
+            if graph.op(n) != OpKind::CallFunction {
+                continue;
+            }
+            let node = graph.node(n);
+            let key = if glob(pattern, &node.name) {
+                Some(node.name.to_string())
+            } else {
+                node.module_path
+                    .as_deref()
+                    .and_then(|path| module_prefix(&components, path))
+            };
+            let Some(key) = key else { continue };
+            let position = position as u32;
+            match group_of.get(&key) {
+                Some(&g) => groups[g].2 = position,
+                None => {
+                    group_of.insert(key.clone(), groups.len());
+                    groups.push((key, position, position));
+                }
+            }
+        }
+        cuts.extend(groups.into_iter().map(|(_, first, last)| AskedCut {
+            position: if after { last + 1 } else { first },
+            pattern: pattern.clone(),
+            after,
+        }));
+    }
+    cuts
+}
+
+/// The leading components of `path` that `pattern` matches one by one, joined again.
+fn module_prefix(pattern: &[&str], path: &str) -> Option<String> {
+    let mut parts = path.split('.');
+    let mut matched = Vec::with_capacity(pattern.len());
+    for p in pattern {
+        let part = parts.next()?;
+        if !glob(p, part) {
+            return None;
+        }
+        matched.push(part);
+    }
+    Some(matched.join("."))
+}
+
+/// Whether `text` matches `pattern`, where `*` stands for any run of characters. Iterative: the
+/// last `*` seen is the only place to backtrack to.
+fn glob(pattern: &str, text: &str) -> bool {
+    let (p, t) = (pattern.as_bytes(), text.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while j < t.len() {
+        if i < p.len() && p[i] == b'*' {
+            star = Some((i, j));
+            i += 1;
+        } else if i < p.len() && p[i] == t[j] {
+            i += 1;
+            j += 1;
+        } else if let Some((si, sj)) = star {
+            i = si + 1;
+            j = sj + 1;
+            star = Some((si, sj + 1));
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|&c| c == b'*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_runs_of_any_characters() {
+        assert!(glob("layers.*", "layers.7"));
+        assert!(glob("*", ""));
+        assert!(glob("a*b*c", "aXXbYYc"));
+        assert!(glob("aten_mm_*", "aten_mm_default_3"));
+        assert!(!glob("a*b", "aXc"));
+        assert!(!glob("layers", "layers.7"));
+        // Backtracking only to the last star: linear enough for long names.
+        assert!(!glob(&"*a".repeat(20), &"a".repeat(19)));
+    }
+
+    #[test]
+    fn module_patterns_match_leading_components_and_name_the_group() {
+        let p = |s: &'static str| s.split('.').collect::<Vec<_>>();
+        assert_eq!(
+            module_prefix(&p("layers.*"), "layers.7.attention.wq"),
+            Some("layers.7".into())
+        );
+        assert_eq!(module_prefix(&p("layers.7"), "layers.70.mlp"), None);
+        assert_eq!(
+            module_prefix(&p("layers.*.mlp"), "layers.3.attention"),
+            None
+        );
+        assert_eq!(module_prefix(&p("norm"), "norm"), Some("norm".into()));
+        assert_eq!(module_prefix(&p("layers.*"), "layers"), None);
+    }
+}
