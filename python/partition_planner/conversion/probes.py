@@ -168,9 +168,9 @@ class ConversionProbes:
         """A verdict for each node the support check accepts (``is_supported``) that can stand
         alone as a program (with ``asked``, for those nodes only), as the nodes of each verdict.
         ``nodes`` are all of ``program``'s, in graph order; ``templates``/``refs`` the exporter's
-        per-node argument templates and the nodes they reference, ``described`` each node's shape and dtype as text
-        (None: not a tensor), ``names`` an op's qualified name, ``signature`` the program's graph
-        signature as the bridge document has it.
+        per-node argument templates and the nodes they reference, ``described`` each node's shape
+        and dtype as text (None: not a tensor), ``names`` an op's qualified name, ``signature`` the
+        program's graph signature as the bridge document has it.
 
         One pass in graph order finds the values a delegate holds as constants and groups the
         nodes by a tuple key (cheap to hash, and most of a large program shares a few dozen); a
@@ -247,11 +247,8 @@ class ConversionProbes:
             else:
                 asked_now.append(signature)
             if verdict.converts:
-                nodes_of = out.get(verdict)
-                if nodes_of is None:
-                    out[verdict] = group
-                else:
-                    nodes_of.extend(group)
+                # A list of the verdict's own: ``group`` stays as ``probing`` reads it.
+                out.setdefault(verdict, []).extend(group)
             else:
                 for node in group:
                     out.setdefault(probing.beside(node, verdict), []).append(node)
