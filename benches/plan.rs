@@ -7,12 +7,15 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use partition_planner::analyse::analyse;
 use partition_planner::import::parse_graph;
 use partition_planner::options::DeploymentTarget;
-use partition_planner::plan::{PlanRequest, plan};
+use partition_planner::outcome::Verdict;
+use partition_planner::pipeline::Session;
+use partition_planner::pipeline::plan;
+use partition_planner::pipeline::verify;
+use partition_planner::plan::PlanRequest;
 use partition_planner::report::plan_json;
 use partition_planner::schema::GRAPH_SCHEMA;
 use partition_planner::synthetic::generate;
-use partition_planner::verify::{Verdict, verify};
-use partition_planner::whatif::{Change, Session};
+use partition_planner::whatif::Change;
 use std::hint::black_box;
 use std::time::Duration;
 

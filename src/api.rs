@@ -1,27 +1,36 @@
-//! One-call entry points over documents, shared by the CLI and the Python binding so that neither
-//! builds requests or reports on its own: bridge JSON text in, a report out. Every subcommand of
-//! the CLI goes through here.
+//! The facade every entry calls (the CLI, the Python binding, the fuzz targets): a document or a
+//! graph in, a value with its reports out. It builds requests from the caller's overrides and
+//! hands them to the pipeline (`crate::pipeline`), which runs the stages; what the CLI needs of
+//! the stages' vocabulary is re-exported here, so that it calls nothing else.
 
-use crate::analyse::{GraphIndex, analyse};
-use crate::check::{GraphView, check};
-use crate::cost::{CostError, CostOverrides};
+use crate::analyse::{Analysis, GraphIndex};
 use crate::decision::{Refusal, Strategy, StrategyRequest, UnknownStrategy};
-use crate::graph::Graph;
-use crate::import::{ImportError, parse_graph};
-use crate::manifest::{Manifest, ManifestDiff, manifest, manifest_diff};
-use crate::measure::{Measure, measure};
-use crate::options::{DeploymentTarget, Options, PartialOptions};
-use crate::plan::{Plan, PlanError, PlanRequest, parse_strategy_spec};
+use crate::manifest::{ManifestDiff, manifest, manifest_diff};
+use crate::measure::Measure;
+use crate::options::Options;
+use crate::outcome::{Plan, Verdict};
+use crate::pipeline::{self, Session};
+use crate::plan::{PlanError, PlanRequest, parse_strategy_spec};
+use crate::report::map::{Map, MapParts};
 use crate::report::{self, PlanText};
 use crate::rules::{Finding, RuleId};
 use crate::schema::MANIFEST_SCHEMA;
-use crate::stock::{self, ExecutorchVersion};
+use crate::stock::ExecutorchVersion;
 use crate::synthetic::{GenerateError, generate};
 use crate::tagging::Tagging;
-use crate::verify::{Verdict, plan_and_verify, plan_and_verify_then};
-use crate::whatif::{Scenario, Session, WhatIf, WhatIfError};
+use crate::whatif::{WhatIf, WhatIfError};
 use serde::Deserialize;
-use std::collections::HashMap;
+
+pub use crate::cost::{CostError, CostOverrides};
+pub use crate::graph::Graph;
+pub use crate::import::{ImportError, parse_graph};
+pub use crate::manifest::Manifest;
+pub use crate::options::{ByteSize, DeploymentTarget, PartialOptions};
+pub use crate::pipeline::Checking;
+pub use crate::report::manifest_diff_text;
+pub use crate::report::map::{Picture, PictureFormat};
+pub use crate::report::{PlanDocumentError, read_plan};
+pub use crate::whatif::{ChangeError, Scenario, parse_scenarios};
 
 /// What a caller may override of the document's own options, and the strategies it asks for.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -117,29 +126,29 @@ pub enum ApiError {
     PlanDocument(#[from] PlanDocumentError),
 }
 
-/// Why a `plan@1` document cannot be drawn over a graph.
-#[derive(Debug, thiserror::Error)]
-pub enum PlanDocumentError {
-    #[error("not a {schema} document: {0}", schema = crate::schema::PLAN_SCHEMA)]
-    Malformed(String),
-    #[error("the plan tags node {0:?}, which the graph lacks: it was made for another graph")]
-    UnknownNode(String),
-    #[error("the plan says nothing of node {0:?}: it was made for another graph")]
-    MissingNode(String),
-    #[error("the plan gives buffer {buffer:?} the strategy {strategy:?}: state, cpu or io")]
-    Strategy { buffer: String, strategy: String },
-}
-
 /// A planned document: the graph and its analysis, kept for reporting, the plan, and the
 /// independent checker's verdict on it.
 pub struct Planned {
     pub graph: Graph,
-    pub analysis: crate::analyse::Analysis,
+    pub analysis: Analysis,
     pub plan: Plan,
     pub verdict: Verdict,
 }
 
 impl Planned {
+    fn of(graph: Graph, run: pipeline::Run) -> Self {
+        let pipeline::Run {
+            analysis,
+            plan,
+            verdict,
+        } = run;
+        Planned {
+            graph,
+            analysis,
+            plan,
+            verdict,
+        }
+    }
     /// The `plan@1` document, written as serde serializes it.
     pub fn json(&self) -> report::PlanDocument<'_> {
         report::plan_json(&self.graph, &self.analysis, &self.plan, &self.verdict)
@@ -157,8 +166,8 @@ impl Planned {
         manifest(&self.graph, &self.plan.tagging, &self.plan.options)
     }
     /// The partition map the pictures are drawn from (`partition-planner render`).
-    pub fn map(&self) -> report::map::Map<'_> {
-        report::map::Map::new(&self.graph, &self.analysis, &self.plan, &self.verdict)
+    pub fn map(&self) -> Map<'_> {
+        Map::new(&self.graph, &self.analysis, &self.plan, &self.verdict)
     }
     /// What to call the model in a picture: the model the exporter recorded, else `fallback`.
     pub fn title(&self, fallback: &str) -> String {
@@ -166,15 +175,37 @@ impl Planned {
     }
     /// The plan drawn beside the stock proposal (docs/pictures.md).
     pub fn picture(&self, format: PictureFormat, title: &str) -> Picture {
-        picture(&self.map(), format, title)
+        report::map::picture(&self.map(), format, title)
     }
+}
+
+pub fn plan_document(text: &str, overrides: &Overrides) -> Result<Planned, ApiError> {
+    plan_graph(parse_graph(text)?, overrides)
+}
+
+/// [`plan_document`] of a graph already imported: the CLI frees the document's text first.
+pub fn plan_graph(graph: Graph, overrides: &Overrides) -> Result<Planned, ApiError> {
+    let request = overrides.request(&graph)?;
+    let run = pipeline::run(&graph, &request)?;
+    Ok(Planned::of(graph, run))
+}
+
+/// [`plan_graph`] with the `plan@1` document as `serde_json::to_string_pretty` writes it, most of
+/// it written while the stock side is at work (`pipeline::run_to_plan_json`).
+pub fn plan_graph_json(
+    graph: Graph,
+    overrides: &Overrides,
+) -> Result<(Planned, serde_json::Result<PlanText>), ApiError> {
+    let request = overrides.request(&graph)?;
+    let (run, json) = pipeline::run_to_plan_json(&graph, &request)?;
+    Ok((Planned::of(graph, run), json))
 }
 
 /// A plan document drawn over its graph (`render --plan`): the tags and buffer decisions it
 /// carries, checked here against every rule beside the stock proposal, as a plan made here is.
 pub struct PlanOnGraph {
     pub graph: Graph,
-    parts: report::map::MapParts,
+    parts: MapParts,
 }
 
 impl PlanOnGraph {
@@ -185,171 +216,26 @@ impl PlanOnGraph {
     pub fn picture(self, format: PictureFormat, title: &str) -> Picture {
         let PlanOnGraph { graph, parts } = self;
         let index = GraphIndex::new(&graph);
-        picture(
-            &report::map::Map::from_parts(&graph, &index, parts),
-            format,
-            title,
-        )
+        report::map::picture(&Map::from_parts(&graph, &index, parts), format, title)
     }
-}
-
-/// The parts of `plan@1` a picture needs.
-#[derive(Deserialize)]
-struct PlanDocumentIn {
-    schema: String,
-    #[serde(default)]
-    options: PartialOptions,
-    node_tags: indexmap::IndexMap<String, Option<String>>,
-    #[serde(default)]
-    buffers: Vec<PlanBufferIn>,
-    #[serde(default)]
-    cost: Option<PlanCostIn>,
-    #[serde(default)]
-    explanations: Vec<PlanExplanationIn>,
-}
-
-/// A plan's explanation as the picture reads it back: the plan's own decisions are drawn; the
-/// checker finds the violations again.
-#[derive(Deserialize)]
-struct PlanExplanationIn {
-    scope: String,
-    rule: String,
-    kind: String,
-    message: String,
-    #[serde(default)]
-    nodes: Vec<String>,
-    #[serde(default)]
-    buffer: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct PlanBufferIn {
-    buffer: String,
-    strategy: String,
-    #[serde(default)]
-    reason: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct PlanCostIn {
-    #[serde(default)]
-    model: CostOverrides,
 }
 
 /// Reads `plan` (a `plan@1` document) over the bridge document `graph`. Every node must be in
 /// the plan and every tagged node in the graph: a plan for another graph is refused.
 pub fn plan_on_graph(graph: &str, plan: &str) -> Result<PlanOnGraph, ApiError> {
-    let graph = parse_graph(graph)?;
-    let doc: PlanDocumentIn =
-        serde_json::from_str(plan).map_err(|e| PlanDocumentError::Malformed(e.to_string()))?;
-    if doc.schema != crate::schema::PLAN_SCHEMA {
-        return Err(PlanDocumentError::Malformed(format!("schema {:?}", doc.schema)).into());
-    }
-    for name in doc.node_tags.keys() {
-        if graph.find(name).is_none() {
-            return Err(PlanDocumentError::UnknownNode(name.clone()).into());
-        }
-    }
-    let mut tags: Vec<Option<&str>> = Vec::with_capacity(graph.len());
-    for id in graph.ids() {
-        match doc.node_tags.get(graph.name(id)) {
-            None => return Err(PlanDocumentError::MissingNode(graph.name(id).to_string()).into()),
-            Some(tag) => tags.push(tag.as_deref()),
-        }
-    }
-    let tagging = Tagging::from_names(tags);
-    let options = doc.options.apply_to(&graph.options);
-    let model = doc
-        .cost
-        .map_or_else(CostOverrides::default, |c| c.model)
-        .apply_to(&crate::cost::CostModel::default());
-    let analysis = analyse(&graph);
-    let supported: Vec<bool> = graph.nodes.iter().map(|n| n.supported).collect();
-    let (stock, source) = stock::proposal(&graph, analysis.index.as_ref(), &options, &supported);
-    // A graph of 10^6 nodes has tens of thousands of buffers: found by name, not by a scan each.
-    let given_by_name: HashMap<&str, &PlanBufferIn> =
-        doc.buffers.iter().map(|b| (b.buffer.as_str(), b)).collect();
-    let mut buffers = Vec::with_capacity(analysis.buffers.len());
-    for chain in &analysis.buffers {
-        let given = given_by_name.get(chain.buffer.as_str()).copied();
-        let strategy = match given {
-            // A plan says what it decided: a fixed strategy, never `auto`.
-            Some(b) => match b.strategy.parse::<StrategyRequest>() {
-                Ok(StrategyRequest::Fixed(s)) => s,
-                _ => {
-                    return Err(PlanDocumentError::Strategy {
-                        buffer: b.buffer.clone(),
-                        strategy: b.strategy.clone(),
-                    }
-                    .into());
-                }
-            },
-            None => derived_strategy(&tagging, chain),
-        };
-        let partition = (strategy == Strategy::State)
-            .then(|| tagging.tag(chain.placeholder).map(str::to_string))
-            .flatten();
-        let reason = given
-            .and_then(|b| b.reason.clone())
-            .unwrap_or_else(|| "read from the plan's tags".into());
-        buffers.push(report::map::MapBuffer::of_chain(
-            chain, strategy, partition, reason,
-        ));
-    }
-    let plan_findings = check(&graph, &tagging, &options, &supported);
-    let stock_findings = check(&graph, &stock, &options, &supported);
-    let mut findings = report::map::MapFinding::all(&graph, &plan_findings, &stock_findings);
-    let decisions = (doc.explanations.into_iter())
-        .filter(|e| e.scope == "plan" && e.kind == "decision" && e.buffer.is_none())
-        .filter_map(|e| {
-            let rule = RuleId::ALL.into_iter().find(|r| r.id() == e.rule)?;
-            Some(report::Explained {
-                rule,
-                kind: crate::rules::FindingKind::Decision,
-                message: e.message,
-                nodes: e.nodes,
-                path: Vec::new(),
-                buffer: None,
-                partition: None,
-                bytes: None,
-            })
-        });
-    report::map::MapFinding::insert_plan_decisions(&graph, &mut findings, decisions);
-    let mut scratch = crate::cost::Scratch::default();
-    let mut estimate = |t: &Tagging| {
-        crate::cost::estimate(
-            &graph,
-            &analysis,
-            &options,
-            &model,
-            t.partitions(),
-            t.partition_count(),
-            &mut scratch,
-        )
-    };
-    let parts = report::map::MapParts {
-        plan_estimate: estimate(&tagging),
-        stock_estimate: estimate(&stock),
-        plan: tagging,
-        stock,
-        stock_source: source.as_str(),
-        buffers,
-        findings,
-    };
+    plan_on(parse_graph(graph)?, plan)
+}
+
+/// [`plan_on_graph`] of a graph already imported.
+pub fn plan_on(graph: Graph, plan: &str) -> Result<PlanOnGraph, ApiError> {
+    let given = read_plan(&graph, plan)?;
+    let parts = pipeline::given_plan(&graph, given)?;
     Ok(PlanOnGraph { graph, parts })
 }
 
-/// How a buffer lives under a tagging that does not say: a state when placeholder and writer
-/// share a partition, on CPU when no node of its chain is tagged, otherwise passed through.
-fn derived_strategy(tagging: &Tagging, chain: &crate::analyse::BufferChain) -> Strategy {
-    let home = tagging.partition(chain.placeholder);
-    if home.is_some() && home == tagging.partition(chain.writer) {
-        Strategy::State
-    } else if chain.chain.iter().all(|&n| tagging.partition(n).is_none()) {
-        Strategy::Cpu
-    } else {
-        Strategy::Io
-    }
+/// A document's bytes as text, checked on both cores for a large one; `None` if not UTF-8.
+pub fn document_text(bytes: &[u8]) -> Option<&str> {
+    crate::threads::utf8(bytes)
 }
 
 fn title_of(graph: &Graph, fallback: &str) -> String {
@@ -358,128 +244,6 @@ fn title_of(graph: &Graph, fallback: &str) -> String {
         .and_then(|m| m.as_str())
         .unwrap_or(fallback)
         .to_string()
-}
-
-/// A map drawn in `format`.
-pub fn picture(map: &report::map::Map<'_>, format: PictureFormat, title: &str) -> Picture {
-    match format {
-        PictureFormat::Html => Picture::Text(report::map::html(map, title)),
-        PictureFormat::Svg => Picture::Text(report::map::svg(map, title)),
-        PictureFormat::Dot => Picture::Text(report::map::dot(map, title)),
-        PictureFormat::ModelExplorer => Picture::Files(
-            report::map::model_explorer(map)
-                .into_iter()
-                .map(|o| {
-                    let mut text = serde_json::to_string_pretty(&o.data).unwrap_or_default();
-                    text.push('\n');
-                    (format!("{}.json", o.name), text)
-                })
-                .collect(),
-        ),
-    }
-}
-
-/// What `render` draws.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PictureFormat {
-    /// One self-contained HTML page: both overviews, drill-down, buffers, findings.
-    Html,
-    /// Both overviews as one static SVG.
-    Svg,
-    /// Graphviz DOT of both overviews.
-    Dot,
-    /// Model Explorer node data: one file per overlay.
-    ModelExplorer,
-}
-
-impl std::str::FromStr for PictureFormat {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "html" => Ok(PictureFormat::Html),
-            "svg" => Ok(PictureFormat::Svg),
-            "dot" => Ok(PictureFormat::Dot),
-            "model-explorer" => Ok(PictureFormat::ModelExplorer),
-            other => Err(format!(
-                "unknown picture format {other:?}: html, svg, dot or model-explorer"
-            )),
-        }
-    }
-}
-
-/// A picture: one text, or named files (Model Explorer's overlays).
-pub enum Picture {
-    Text(String),
-    Files(Vec<(String, String)>),
-}
-
-pub fn plan_document(text: &str, overrides: &Overrides) -> Result<Planned, ApiError> {
-    plan_graph(parse_graph(text)?, overrides)
-}
-
-/// [`plan_document`] of a graph already imported: the CLI frees the document's text first.
-pub fn plan_graph(graph: Graph, overrides: &Overrides) -> Result<Planned, ApiError> {
-    let request = overrides.request(&graph)?;
-    let (analysis, plan, verdict) = plan_and_verify(&graph, &request)?;
-    Ok(Planned {
-        graph,
-        analysis,
-        plan,
-        verdict,
-    })
-}
-
-/// [`plan_graph`] with the `plan@1` document as `serde_json::to_string_pretty` writes it. The
-/// members that depend on the plan alone (most of a large plan's text) are written on the planner's
-/// side as soon as the draft is checked: for a large document, while the stock proposal is still
-/// being reproduced and checked on the other thread.
-pub fn plan_graph_json(
-    graph: Graph,
-    overrides: &Overrides,
-) -> Result<(Planned, serde_json::Result<PlanText>), ApiError> {
-    let request = overrides.request(&graph)?;
-    let (analysis, plan, verdict, alone) = plan_and_verify_then(
-        &GraphView::default(),
-        &graph,
-        &request,
-        |analysis, draft, found| report::plan_alone_json(&graph, analysis, draft, found),
-    )?;
-    let json =
-        alone.and_then(|alone| report::plan_json_text(&graph, &analysis, &plan, &verdict, alone));
-    let planned = Planned {
-        graph,
-        analysis,
-        plan,
-        verdict,
-    };
-    Ok((planned, json))
-}
-
-/// Which tagging `check` checks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Checking {
-    /// The tags the document carries.
-    #[default]
-    Document,
-    /// The stock proposal reproduced for this executorch version (the document's when `None`),
-    /// whatever tags the document carries: what stock would do to it, without executorch.
-    Stock(Option<ExecutorchVersion>),
-}
-
-impl Checking {
-    /// From the flags the CLI and the Python binding take: `stock` checks the stock proposal, for
-    /// the `executorch` version given (the document's when `None`); the version is ignored
-    /// without `stock`. An unknown version is an error naming it.
-    pub fn from_flags(
-        stock: bool,
-        executorch: Option<&str>,
-    ) -> Result<Self, crate::stock::UnknownVersion> {
-        Ok(match (stock, executorch) {
-            (false, _) => Checking::Document,
-            (true, None) => Checking::Stock(None),
-            (true, Some(v)) => Checking::Stock(Some(ExecutorchVersion::parse(v)?)),
-        })
-    }
 }
 
 /// A checked document: the tagging checked and every finding on it.
@@ -516,26 +280,19 @@ pub fn check_document(
     overrides: &Overrides,
     checking: Checking,
 ) -> Result<Checked, ApiError> {
-    let graph = parse_graph(text)?;
-    let options = overrides.options(&graph);
-    let supported: Vec<bool> = graph.nodes.iter().map(|n| n.supported).collect();
-    let index = GraphIndex::new(&graph);
-    let (tagging, reproduced) = match checking {
-        Checking::Document => (Tagging::carried(&graph), None),
-        Checking::Stock(version) => {
-            let version = version.unwrap_or_else(|| stock::version_of(&graph));
-            let tagging = stock::reproduce(&graph, &index, version, &options, &supported);
-            (tagging, Some(version))
-        }
-    };
-    let findings = check(&graph, &tagging, &options, &supported);
-    Ok(Checked {
-        measure: measure(&graph, &index, &tagging),
+    Ok(check_graph(parse_graph(text)?, overrides, checking))
+}
+
+/// [`check_document`] of a graph already imported.
+pub fn check_graph(graph: Graph, overrides: &Overrides, checking: Checking) -> Checked {
+    let checked = pipeline::check_tags(&graph, &overrides.options(&graph), checking);
+    Checked {
         graph,
-        tagging,
-        reproduced,
-        findings,
-    })
+        tagging: checked.tagging,
+        reproduced: checked.reproduced,
+        measure: checked.measure,
+        findings: checked.findings,
+    }
 }
 
 /// A document's what-if answers: the session (graph, base plan and the checker's verdict on it) and
@@ -597,7 +354,15 @@ pub fn whatif_document(
     overrides: &Overrides,
     scenarios: Vec<Scenario>,
 ) -> Result<Answers, ApiError> {
-    let graph = parse_graph(text)?;
+    whatif_graph(parse_graph(text)?, overrides, scenarios)
+}
+
+/// [`whatif_document`] of a graph already imported.
+pub fn whatif_graph(
+    graph: Graph,
+    overrides: &Overrides,
+    scenarios: Vec<Scenario>,
+) -> Result<Answers, ApiError> {
     let request = overrides.request(&graph)?;
     let session = Session::new(graph, request)?;
     let results = scenarios

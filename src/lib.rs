@@ -1,10 +1,11 @@
 //! partition-planner: plans how an exported PyTorch program is split between ExecuTorch's Core ML
 //! delegate and the CPU so that every mutable buffer's mutation chain lands where it can live.
 //!
-//! The data flows one way: [`import`] → [`analyse`](mod@analyse) → [`plan`](mod@plan) →
-//! [`check`](mod@check) → [`report`]; [`verify`](mod@verify) is where callers run the checker on a
-//! plan. [`digraph`] holds the graph traits and the Kahn's algorithm import and plan share, so that
-//! neither reaches into the other. The pipeline's entry points are re-exported here:
+//! The data flows one way: [`import`] → [`analyse`](mod@analyse) → [`plan`](mod@plan) beside
+//! [`stock`] → [`check`](mod@check) → [`report`], and [`pipeline`] is the one place that runs the
+//! stages in that order; [`api`] is the facade over it that the CLI and the Python binding call.
+//! [`digraph`] holds the graph traits and the Kahn's algorithm import and plan share, so that
+//! neither reaches into the other. The stages' entry points are re-exported here:
 //!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -35,6 +36,8 @@ pub mod import;
 pub mod manifest;
 pub mod measure;
 pub mod options;
+pub mod outcome;
+pub mod pipeline;
 pub mod plan;
 pub mod report;
 pub mod rules;
@@ -43,7 +46,6 @@ pub mod stock;
 pub mod synthetic;
 pub mod tagging;
 pub mod threads;
-pub mod verify;
 pub mod whatif;
 
 pub use analyse::{Analysis, analyse};
@@ -51,6 +53,6 @@ pub use api::{ApiError, Overrides, check_document, plan_document, whatif_documen
 pub use check::check;
 pub use graph::Graph;
 pub use import::{ImportError, parse_graph};
-pub use plan::{Plan, PlanError, PlanRequest, plan};
-pub use verify::{Verdict, verify};
-pub use whatif::Session;
+pub use outcome::{Plan, Verdict};
+pub use pipeline::{Session, plan, verify};
+pub use plan::{PlanError, PlanRequest};

@@ -4,17 +4,12 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use partition_planner::api::{
-    ApiError, Checking, Overrides, Picture, PictureFormat, Planned, check_document,
-    generate_document, manifest_diff_documents, manifest_document, plan_graph, plan_graph_json,
-    plan_on_graph, whatif_document,
+    ApiError, ByteSize, ChangeError, Checking, CostOverrides, DeploymentTarget, Graph, Manifest,
+    Overrides, PartialOptions, Picture, PictureFormat, Planned, Scenario, check_graph,
+    document_text, generate_document, manifest_diff_documents, manifest_diff_text,
+    manifest_document, parse_graph, parse_scenarios, plan_graph, plan_graph_json, plan_on,
+    whatif_graph,
 };
-use partition_planner::cost::CostOverrides;
-use partition_planner::graph::Graph;
-use partition_planner::import::parse_graph;
-use partition_planner::manifest::Manifest;
-use partition_planner::options::{ByteSize, DeploymentTarget, PartialOptions};
-use partition_planner::report::manifest_diff_text;
-use partition_planner::whatif::{ChangeError, Scenario, parse_scenarios};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -190,21 +185,38 @@ impl Input {
         self.plan_by(strategies, cost, plan_graph)
     }
 
-    /// The graph imported, its document freed, then planned by `plan_by` (`plan_graph` or one of
-    /// its kin). Freed first: a large document's text is more than a quarter of the memory
-    /// planning it takes at its peak.
+    /// The graph planned by `plan_by` (`plan_graph` or one of its kin).
     fn plan_by<T>(
         &self,
         strategies: Vec<String>,
         cost: CostOverrides,
         plan_by: impl FnOnce(Graph, &Overrides) -> Result<T, ApiError>,
     ) -> Result<T, Failure> {
-        let failure = |e: ApiError| Failure(2, format!("{}: {e}", self.graph.display()));
-        let bytes = GraphBytes::open(&self.graph)?;
-        let graph = parse_graph(bytes.text(&self.graph)?).map_err(|e| failure(e.into()))?;
-        drop(bytes);
-        plan_by(graph, &self.overrides(strategies, cost)).map_err(failure)
+        let graph = open_graph(&self.graph)?;
+        plan_by(graph, &self.overrides(strategies, cost)).map_err(|e| self.failure(e))
     }
+
+    /// An error of the graph's, named by its path.
+    fn failure(&self, e: ApiError) -> Failure {
+        Failure(2, format!("{}: {e}", self.graph.display()))
+    }
+}
+
+/// The graph document at `path`, imported, its text freed; an error names the path. Freed before
+/// any work: a large document's text is more than a quarter of the memory planning it takes at
+/// its peak.
+fn open_graph(path: &Path) -> Result<Graph, Failure> {
+    let bytes = GraphBytes::open(path)?;
+    let text = document_text(bytes.bytes()).ok_or_else(|| {
+        Failure(
+            2,
+            format!(
+                "cannot read {}: stream did not contain valid UTF-8",
+                path.display()
+            ),
+        )
+    })?;
+    parse_graph(text).map_err(|e| Failure(2, format!("{}: {e}", path.display())))
 }
 
 #[derive(Args)]
@@ -286,16 +298,9 @@ fn render(
             picture
         }
         Some(path) => {
-            let bytes = GraphBytes::open(&input.graph)?;
-            let given = plan_on_graph(bytes.text(&input.graph)?, &read(path)?).map_err(|e| {
-                // The graph's own errors name the graph; the rest are the plan's.
-                let named = if matches!(e, ApiError::Import(_)) {
-                    &input.graph
-                } else {
-                    path
-                };
-                Failure(2, format!("{}: {e}", named.display()))
-            })?;
+            let graph = open_graph(&input.graph)?;
+            let given = plan_on(graph, &read(path)?)
+                .map_err(|e| Failure(2, format!("{}: {e}", path.display())))?;
             let title = given.title(fallback);
             given.picture(format, &title)
         }
@@ -416,21 +421,11 @@ impl GraphBytes {
         Ok(GraphBytes::Mapped(map))
     }
 
-    /// The document as text; not UTF-8 is a read error, as `read_to_string` reports it.
-    fn text(&self, path: &Path) -> Result<&str, Failure> {
-        let bytes = match self {
+    fn bytes(&self) -> &[u8] {
+        match self {
             GraphBytes::Mapped(map) => &map[..],
             GraphBytes::Read(bytes) => &bytes[..],
-        };
-        partition_planner::threads::utf8(bytes).ok_or_else(|| {
-            Failure(
-                2,
-                format!(
-                    "cannot read {}: stream did not contain valid UTF-8",
-                    path.display()
-                ),
-            )
-        })
+        }
     }
 }
 
@@ -462,16 +457,14 @@ fn whatif(
         }],
     };
     let batch = scenarios.len() != 1 || changes.is_empty();
-    let bytes = GraphBytes::open(&common.input.graph)?;
-    let text = bytes.text(&common.input.graph)?;
-    let answers = whatif_document(text, &common.overrides(strategies, cost), scenarios).map_err(
+    let graph = open_graph(&common.input.graph)?;
+    let answers = whatif_graph(graph, &common.overrides(strategies, cost), scenarios).map_err(
         |e| match e {
             // A scenario's error names the scenario; anything else is the graph's.
             ApiError::Scenario { .. } => Failure(2, e.to_string()),
-            e => Failure(2, format!("{}: {e}", common.input.graph.display())),
+            e => common.input.failure(e),
         },
     )?;
-    drop(bytes);
     common.emit(common.render(|| answers.json(), || answers.text(batch)))?;
     match answers.violation() {
         Some(v) => Err(Failure(
@@ -546,16 +539,11 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             stock,
             executorch,
         } => {
-            let bytes = GraphBytes::open(&common.input.graph)?;
-            let text = bytes.text(&common.input.graph)?;
+            let graph = open_graph(&common.input.graph)?;
             let checking = Checking::from_flags(stock, executorch.as_deref())
                 .map_err(|e| Failure(2, e.to_string()))?;
-            let checked = check_document(
-                text,
-                &common.overrides(Vec::new(), CostOverrides::default()),
-                checking,
-            )
-            .map_err(|e| Failure(2, format!("{}: {e}", common.input.graph.display())))?;
+            let overrides = common.overrides(Vec::new(), CostOverrides::default());
+            let checked = check_graph(graph, &overrides, checking);
             common.emit(common.render(|| checked.json(), || checked.text()))?;
             let code = if checked.ok() { 0 } else { 1 };
             exiting(checked);

@@ -11,9 +11,11 @@ use partition_planner::graph::{Graph, OpKind};
 use partition_planner::import::parse_graph;
 use partition_planner::measure::Measure;
 use partition_planner::options::Options;
-use partition_planner::plan::{CutReason, Plan, PlanRequest, Strategy, plan};
+use partition_planner::outcome::Plan;
+use partition_planner::pipeline::plan;
+use partition_planner::pipeline::verify;
+use partition_planner::plan::{CutReason, PlanRequest, Strategy};
 use partition_planner::rules::RuleId;
-use partition_planner::verify::verify;
 use std::path::PathBuf;
 
 fn data_graphs() -> Vec<(String, Graph)> {

@@ -6,11 +6,12 @@ use partition_planner::check::check;
 use partition_planner::graph::Graph;
 use partition_planner::import::parse_graph;
 use partition_planner::options::{DeploymentTarget, Options};
-use partition_planner::plan::{BufferDecision, PlanRequest, Strategy, StrategyRequest, plan};
+use partition_planner::pipeline::plan;
+use partition_planner::pipeline::verify;
+use partition_planner::plan::{BufferDecision, PlanRequest, Strategy, StrategyRequest};
 use partition_planner::report::{Prose, explain};
 use partition_planner::rules::{Finding, RuleId, violated};
 use partition_planner::tagging::Tagging;
-use partition_planner::verify::verify;
 
 mod common;
 use common::data::{self, data_dir};
@@ -254,7 +255,7 @@ fn io_keeps_the_seed_in_one_partition_without_a_state() {
     assert_eq!(p.tagging.tag(g.find("b_cache").unwrap()), None);
 }
 
-fn plan_of(g: &Graph, take_over: bool) -> partition_planner::plan::Plan {
+fn plan_of(g: &Graph, take_over: bool) -> partition_planner::Plan {
     let mut r = PlanRequest::new(g);
     r.options.take_over_mutable_buffer = take_over;
     let p = plan(g, &analyse(g), &r).unwrap();
@@ -262,7 +263,7 @@ fn plan_of(g: &Graph, take_over: bool) -> partition_planner::plan::Plan {
     p
 }
 
-fn strategies(p: &partition_planner::plan::Plan, strategy: Strategy) -> usize {
+fn strategies(p: &partition_planner::Plan, strategy: Strategy) -> usize {
     p.buffers.iter().filter(|b| b.strategy == strategy).count()
 }
 
@@ -380,18 +381,17 @@ fn qwen3_5_on_executorch_1_4_with_take_over_off_hides_36_states_and_the_plan_non
 #[test]
 fn planning_and_writing_beside_change_nothing() {
     use partition_planner::api::{Overrides, generate_document, plan_graph_json};
+    use partition_planner::pipeline::run;
     use partition_planner::report::plan_json;
-    use partition_planner::verify::plan_and_verify;
     let same = |what: &str, g: &Graph| {
         let request = PlanRequest::new(g);
-        let (beside_analysis, beside, beside_verdict) =
-            plan_and_verify(g, &request).expect("plans");
+        let beside = run(g, &request).expect("plans");
         let analysis = analyse(g);
         let after = plan(g, &analysis, &request).expect("plans");
         let after_verdict = verify(g, &after, &request);
         let text = |a, p, v| serde_json::to_string(&plan_json(g, a, p, v)).expect("writes");
         assert!(
-            text(&beside_analysis, &beside, &beside_verdict)
+            text(&beside.analysis, &beside.plan, &beside.verdict)
                 == text(&analysis, &after, &after_verdict),
             "{what}: the plan documents differ"
         );
@@ -424,14 +424,14 @@ fn planning_and_writing_beside_change_nothing() {
 #[test]
 fn a_support_table_of_the_wrong_length_is_an_error_when_planned_and_checked_together() {
     use partition_planner::PlanError;
-    use partition_planner::verify::plan_and_verify;
+    use partition_planner::pipeline::run;
     // The document carries the stock proposal's tags: its check reads the table at tagged nodes.
     let g = load("executorch-1.5.1/qwen3_5_0_8b_takeover_on_ios18.json");
     assert!(g.stock_partitions > 0);
     let mut request = PlanRequest::new(&g);
     request.supported.truncate(g.len() / 2);
     assert!(matches!(
-        plan_and_verify(&g, &request),
+        run(&g, &request).map(|_| ()),
         Err(PlanError::SupportLength { .. })
     ));
 }

@@ -11,11 +11,13 @@ use partition_planner::analyse::{Analysis, analyse};
 use partition_planner::graph::{Graph, NodeId, OpKind};
 use partition_planner::import::parse_graph;
 use partition_planner::options::DeploymentTarget;
-use partition_planner::plan::{Plan, PlanRequest, Strategy, plan};
+use partition_planner::outcome::Plan;
+use partition_planner::pipeline::plan;
+use partition_planner::pipeline::verify;
+use partition_planner::plan::{PlanRequest, Strategy};
 use partition_planner::rules::RuleId;
 use partition_planner::synthetic::generate;
 use partition_planner::tagging::Tagging;
-use partition_planner::verify::verify;
 use std::collections::{BTreeMap, BTreeSet};
 
 mod common;

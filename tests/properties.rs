@@ -10,11 +10,13 @@ use partition_planner::cost::CostModel;
 use partition_planner::graph::{Graph, OpKind};
 use partition_planner::import::parse_graph;
 use partition_planner::options::{DeploymentTarget, Options};
-use partition_planner::plan::{Plan, PlanRequest, Strategy, StrategyRequest, plan};
+use partition_planner::outcome::Plan;
+use partition_planner::pipeline::plan;
+use partition_planner::pipeline::verify;
+use partition_planner::plan::{PlanRequest, Strategy, StrategyRequest};
 use partition_planner::report::{Prose, explain};
 use partition_planner::rules::RuleId;
 use partition_planner::tagging::Tagging;
-use partition_planner::verify::verify;
 use proptest::prelude::*;
 
 fn random_request(graph: &Graph, seed: u64) -> PlanRequest {

@@ -6,11 +6,12 @@ use partition_planner::check::check;
 use partition_planner::graph::Graph;
 use partition_planner::import::parse_graph;
 use partition_planner::options::{DeploymentTarget, Options};
-use partition_planner::plan::{PlanRequest, Strategy, plan};
+use partition_planner::pipeline::plan;
+use partition_planner::pipeline::verify;
+use partition_planner::plan::{PlanRequest, Strategy};
 use partition_planner::rules::{FindingKind, RuleId};
 use partition_planner::synthetic::BridgeBuilder;
 use partition_planner::tagging::Tagging;
-use partition_planner::verify::verify;
 
 /// `b_s` is a buffer updated by `scatter(b_s, neg(b_s))`; `sum` reads the new value, `mm` uses a
 /// weight `w`, `odd` is an op Core ML cannot run, `wsq` is computed from the weight alone,

@@ -1,9 +1,10 @@
 //! What-if questions on the real Qwen3.5 graphs in data/, answered from one analysis each.
 
+use partition_planner::Session;
 use partition_planner::graph::Graph;
 use partition_planner::import::parse_graph;
 use partition_planner::plan::{PlanRequest, Strategy, StrategyRequest};
-use partition_planner::whatif::{Change, Session};
+use partition_planner::whatif::Change;
 
 fn load(name: &str) -> Graph {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

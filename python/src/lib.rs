@@ -1,11 +1,12 @@
 //! `partition_planner._native`: a thin binding over the Rust library. Strings in, strings out; no
 //! planning logic lives here.
 
+use partition_planner::api::CostOverrides;
 use partition_planner::api::{
     ApiError, Checking, Overrides, Picture, PictureFormat, Planned, check_document, plan_document,
     plan_on_graph,
 };
-use partition_planner::cost::{CostModel, CostOverrides};
+use partition_planner::cost::CostModel;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};

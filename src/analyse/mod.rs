@@ -16,7 +16,7 @@ use std::sync::Arc;
 #[derive(Clone, Debug)]
 pub struct Analysis {
     /// Shared: a large graph's stock proposal is reproduced from it while the rest of the analysis
-    /// and the plan's search go on beside (`verify::plan_and_verify`).
+    /// and the plan's search go on beside (`crate::pipeline`).
     pub index: Arc<GraphIndex>,
     /// One per mutable buffer, in the order of [`crate::graph::Signature::mutable_buffers`].
     pub buffers: Vec<BufferChain>,

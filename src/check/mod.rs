@@ -1,9 +1,9 @@
 //! The checker: verifies any tagging (the stock proposal, a hand-made one, a plan) against the
 //! rules, from the graph alone. Like regalloc2's checker it is independent of what it checks: it
 //! imports only the crate's vocabulary (graph, tagging, options, rules), never the planner, and the
-//! planner never calls it; callers run the planner, then the checker (`crate::verify`). It shares
-//! no decision code with the planner: it builds its own petgraph view of the graph, reads constant
-//! roles from the signature and the target from the options itself, finds chains by plain
+//! planner never calls it; the pipeline runs the planner, then the checker (`crate::pipeline`). It
+//! shares no decision code with the planner: it builds its own petgraph view of the graph, reads
+//! constant roles from the signature and the target from the options itself, finds chains by plain
 //! forward/backward search, derives each partition's inputs, outputs and copies from the edges, and
 //! tests ACYCLIC on an explicit quotient graph (`cycles.rs`).
 

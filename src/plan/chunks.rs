@@ -517,7 +517,7 @@ mod tests {
     use super::*;
     use crate::analyse::analyse;
     use crate::import::parse_graph;
-    use crate::plan::{PlanRequest, Strategy, plan};
+    use crate::plan::{PlanRequest, Strategy, draft};
     use crate::synthetic::BridgeBuilder;
 
     /// Three blocks, each with a 4x4 float32 weight (64 bytes); block 1 also updates a cache:
@@ -561,7 +561,7 @@ mod tests {
     fn tags_with(g: &crate::graph::Graph, options: impl FnOnce(&mut Options)) -> Vec<String> {
         let mut request = PlanRequest::new(g);
         options(&mut request.options);
-        let p = plan(g, &analyse(g), &request).expect("plans");
+        let p = draft(g, &analyse(g), &request).expect("plans");
         assert!(
             p.buffers.iter().all(|b| b.strategy == Strategy::State),
             "the state is kept whole"
@@ -616,7 +616,7 @@ mod tests {
         let g = parse_graph(&b.to_json()).expect("imports");
         let mut request = PlanRequest::new(&g);
         request.options.max_ops = Some(3);
-        let p = plan(&g, &analyse(&g), &request).expect("plans");
+        let p = draft(&g, &analyse(&g), &request).expect("plans");
         let tags: Vec<_> = (0..5)
             .map(|i| p.tagging.tag(g.find(&format!("u{i}")).expect("node")))
             .collect();
@@ -671,7 +671,7 @@ mod tests {
         let g = blocks();
         let mut request = PlanRequest::new(&g);
         request.options.cut_after = vec!["old".into()];
-        let p = plan(&g, &analyse(&g), &request).expect("plans");
+        let p = draft(&g, &analyse(&g), &request).expect("plans");
         assert_ne!(p.buffers[0].strategy, Strategy::State);
         let reason = format!("{:?}", p.buffers[0].reason);
         assert!(reason.contains("CutThrough { pattern: \"old\""), "{reason}");
@@ -682,7 +682,7 @@ mod tests {
         let g = blocks();
         let mut request = PlanRequest::new(&g);
         request.options.max_ops = Some(1);
-        let p = plan(&g, &analyse(&g), &request).expect("plans");
+        let p = draft(&g, &analyse(&g), &request).expect("plans");
         assert_ne!(p.buffers[0].strategy, Strategy::State);
         let text = format!("{:?}", p.buffers[0]);
         assert!(
@@ -691,7 +691,7 @@ mod tests {
         );
         let mut request = PlanRequest::new(&g);
         request.options.max_weight_bytes = Some(63);
-        let p = plan(&g, &analyse(&g), &request).expect("plans");
+        let p = draft(&g, &analyse(&g), &request).expect("plans");
         for mm in ["mm0", "mm1", "mm2"] {
             assert_eq!(p.tagging.tag(g.find(mm).expect("node")), None, "{mm}");
         }

@@ -1,7 +1,8 @@
 //! Plan: decide, for every mutable buffer, where its whole chain lives (a Core ML state, CPU, or
 //! delegate input/output), then split what is left for the delegate into the fewest convex
-//! partitions. The result is a value, a [`Plan`], that can be checked, reported, diffed and applied.
-//! The planner never runs the checker: its callers do (`crate::verify`).
+//! partitions. The result is a value, a [`Draft`], that can be checked, reported, diffed and
+//! applied. The planner neither looks at the stock proposal nor runs the checker: the pipeline
+//! (`crate::pipeline`) sets the draft beside both.
 
 mod chunks;
 mod cut_patterns;
@@ -15,14 +16,11 @@ pub use crate::decision::{
 };
 
 use crate::analyse::{Analysis, DirectedGraph};
-use crate::cost::{CostEstimate, CostModel, Scratch, estimate};
+use crate::cost::{CostEstimate, CostModel};
 use crate::graph::{Graph, NodeId};
 use crate::measure::{Measure, measure};
 use crate::options::Options;
-
-use crate::stock;
 use crate::tagging::Tagging;
-use crate::threads;
 
 /// Everything a plan depends on besides the graph's structure. What-if questions are requests.
 #[derive(Clone, Debug, PartialEq)]
@@ -74,10 +72,10 @@ pub enum PlanError {
     SupportLength { got: usize, expected: usize },
 }
 
-/// A plan: the tags and every decision behind them, compared with the stock proposal (`S`). A
-/// [`Draft`] is the same before the comparison: all the checker needs to verify it.
+/// A plan: the tags and every decision behind them, and what the plan is compared with (`S`). The
+/// planner makes a [`Draft`], compared with nothing: all the checker needs to verify it.
 #[derive(Clone, Debug)]
-pub struct Plan<S = StockComparison> {
+pub struct Plan<S> {
     pub options: Options,
     pub tagging: Tagging,
     pub buffers: Vec<BufferDecision>,
@@ -98,18 +96,9 @@ pub struct Plan<S = StockComparison> {
 /// A plan before it is compared with the stock proposal.
 pub type Draft = Plan<()>;
 
-/// The stock proposal a plan is compared with: the tags the input carried, or, for an untagged
-/// input, executorch's reproduced (`crate::stock`) for the same options and support.
-#[derive(Clone, Debug)]
-pub struct StockComparison {
-    pub tagging: Tagging,
-    pub source: stock::Source,
-    /// The plan's cost model's estimate of it.
-    pub estimate: CostEstimate,
-}
-
 impl Draft {
-    pub fn compared_with(self, stock: StockComparison) -> Plan {
+    /// The draft compared with `stock`.
+    pub fn compared_with<S>(self, stock: S) -> Plan<S> {
         let Plan {
             options,
             tagging,
@@ -137,25 +126,7 @@ impl Draft {
     }
 }
 
-/// Plans `graph` for `request` and compares the plan with the stock proposal. A large untagged
-/// document's stock proposal, reproduced, takes longer than the search: it runs beside it.
-pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result<Plan, PlanError> {
-    request.fits(graph)?;
-    let (stock, draft) = threads::both(
-        reproduces_at_length(graph),
-        || stock_comparison(graph, analysis, request),
-        || draft(graph, analysis, request),
-    );
-    Ok(draft?.compared_with(stock))
-}
-
-/// Whether the stock proposal is reproduced for `graph` (it carries none) at a length where a
-/// second thread pays for its start.
-fn reproduces_at_length(graph: &Graph) -> bool {
-    graph.stock_partitions == 0 && graph.len() >= threads::BESIDE_FROM_NODES
-}
-
-/// The plan for `request`, not yet compared with stock.
+/// The plan for `request`.
 pub fn draft(
     graph: &Graph,
     analysis: &Analysis,
@@ -263,46 +234,6 @@ fn not_convertible(graph: &Graph, request: &PlanRequest) -> Vec<Decision> {
         .map(Decision::Decomposed)
         .chain((groups.into_iter()).map(|(_, nodes)| Decision::NotConvertibleOnCpu(nodes)))
         .collect()
-}
-
-/// The stock proposal for `graph` and `request`, where it comes from, and the request's cost
-/// model's estimate of it.
-pub fn stock_comparison(
-    graph: &Graph,
-    analysis: &Analysis,
-    request: &PlanRequest,
-) -> StockComparison {
-    let (tagging, source) = stock::proposal(
-        graph,
-        analysis.index.as_ref(),
-        &request.options,
-        &request.supported,
-    );
-    estimated_stock(graph, analysis, request, tagging, source)
-}
-
-/// The stock proposal `tagging` from `source`, with the request's cost model's estimate of it.
-pub fn estimated_stock(
-    graph: &Graph,
-    analysis: &Analysis,
-    request: &PlanRequest,
-    tagging: Tagging,
-    source: stock::Source,
-) -> StockComparison {
-    let estimate = estimate(
-        graph,
-        analysis,
-        &request.options,
-        &request.cost,
-        tagging.partitions(),
-        tagging.partition_count(),
-        &mut Scratch::default(),
-    );
-    StockComparison {
-        tagging,
-        source,
-        estimate,
-    }
 }
 
 /// Names partitions `tag0`, `tag1`, … by level, then tags placeholders the way executorch does:

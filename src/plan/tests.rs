@@ -2,11 +2,12 @@ use super::*;
 use crate::analyse::analyse;
 use crate::fixtures::{load, seed_graph};
 use crate::options::DeploymentTarget;
+use crate::outcome::{Plan, Verdict};
+use crate::pipeline::{plan, verify};
 use crate::report::Explained;
 use crate::report::Prose;
 use crate::rules::RuleId;
 use crate::synthetic::BridgeBuilder;
-use crate::verify::{Verdict, verify};
 
 /// Plans and runs the checker, as callers do; a violation fails the test.
 fn plan_checked(g: &Graph, f: impl FnOnce(&mut PlanRequest)) -> (Plan, Verdict) {

@@ -8,12 +8,12 @@ use crate::cost::CostEstimate;
 use crate::decision::{Strategy, StrategyRequest};
 use crate::graph::{Graph, NodeId};
 use crate::measure::Measure;
-use crate::plan::{BufferDecision, Cut, CutReason, Plan};
+use crate::outcome::{Plan, Verdict};
+use crate::plan::{self, BufferDecision, Cut, CutReason};
 use crate::rules::{Finding, RuleId};
 use crate::schema::{CHECK_SCHEMA, PLAN_SCHEMA};
 use crate::stock::ExecutorchVersion;
 use crate::tagging::Tagging;
-use crate::verify::Verdict;
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::json;
@@ -262,7 +262,7 @@ pub struct DraftJson {
 pub fn plan_alone_json<S>(
     graph: &Graph,
     analysis: &Analysis,
-    plan: &Plan<S>,
+    plan: &plan::Plan<S>,
     found: &[Finding],
 ) -> serde_json::Result<DraftJson> {
     let node_tags = node_tags_piece(graph, &plan.tagging);
@@ -425,7 +425,7 @@ impl<'a> PlanAlone<'a> {
     fn of<S>(
         graph: &'a Graph,
         analysis: &'a Analysis,
-        plan: &'a Plan<S>,
+        plan: &'a plan::Plan<S>,
         members: Range<usize>,
     ) -> Self {
         PlanAlone {

@@ -1,8 +1,10 @@
-//! Report: a plan or a check as the JSON the Python side applies, or as text a person reads.
+//! Report: a plan or a check as the JSON the Python side applies, or as text a person reads; a
+//! what-if answer; the partition map's pictures; and a plan document read back.
 
 mod findings;
 mod json;
 pub mod map;
+mod read_plan;
 mod reasons;
 mod text;
 mod units;
@@ -13,6 +15,7 @@ pub use json::{
     CheckDocument, DraftJson, PlanDocument, PlanText, check_json, plan_alone_json, plan_json,
     plan_json_text,
 };
+pub use read_plan::{GivenPlan, PlanDocumentError, read_plan};
 pub use reasons::{Prose, options_refusal};
 pub use text::{check_text, manifest_diff_text, plan_text};
 pub use whatif::{Answered, Base, comparison_table, whatif_json, whatif_text};

@@ -7,10 +7,9 @@ use crate::analyse::Analysis;
 use crate::graph::{Graph, NodeId};
 use crate::manifest::ManifestDiff;
 use crate::measure::{Measure, PartitionSummary};
-use crate::plan::Plan;
+use crate::outcome::{Plan, Verdict};
 use crate::rules::Finding;
 use crate::stock;
-use crate::verify::Verdict;
 use std::fmt::Write;
 
 fn list(graph: &Graph, ids: &[NodeId], most: usize) -> String {

@@ -4,9 +4,8 @@
 use super::reasons::{cut_line, cut_sentence};
 use crate::graph::Graph;
 use crate::measure::PartitionSummary;
-use crate::plan::Plan;
+use crate::outcome::{Plan, Verdict};
 use crate::schema::WHATIF_SCHEMA;
-use crate::verify::Verdict;
 use crate::whatif::{Change, PlanDiff};
 use serde_json::{Value, json};
 use std::fmt::Write;

@@ -11,11 +11,13 @@
 mod dot;
 mod html;
 mod model_explorer;
+mod picture;
 mod svg;
 
 pub use dot::dot;
 pub use html::html;
 pub use model_explorer::{ModelExplorerOverlay, model_explorer};
+pub use picture::{Picture, PictureFormat, picture};
 pub use svg::svg;
 
 pub(crate) use super::units::human_bytes;
@@ -23,11 +25,10 @@ use crate::analyse::{Analysis, BufferChain, GraphIndex};
 use crate::cost::CostEstimate;
 use crate::decision::Strategy;
 use crate::graph::{Graph, NodeId, OpKind};
-use crate::plan::Plan;
+use crate::outcome::{Plan, Verdict};
 use crate::report::{Explained, Prose, explain};
 use crate::rules::Finding;
 use crate::tagging::Tagging;
-use crate::verify::Verdict;
 use hashbrown::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 

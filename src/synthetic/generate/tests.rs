@@ -2,7 +2,8 @@ use super::*;
 use crate::analyse::{MutationKind, analyse};
 use crate::check::check;
 use crate::import::parse_graph;
-use crate::plan::{PlanRequest, plan};
+use crate::pipeline::plan;
+use crate::plan::PlanRequest;
 
 #[test]
 fn same_size_and_seed_give_the_same_bytes() {

@@ -4,6 +4,7 @@ use crate::options::DeploymentTarget;
 use crate::plan::Strategy;
 use crate::plan::StrategyRequest;
 use crate::rules::RuleId;
+use crate::whatif::{Change, PlanDiff, WhatIf, parse_scenarios};
 
 fn session(graph: Graph) -> Session {
     let mut request = PlanRequest::new(&graph);
