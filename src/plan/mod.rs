@@ -7,6 +7,7 @@
 mod chunks;
 mod cut_patterns;
 mod levels;
+mod pieces;
 mod search;
 mod strategy;
 

@@ -4,6 +4,7 @@
 mod findings;
 mod json;
 pub mod map;
+mod plan_pieces;
 mod read_plan;
 mod reasons;
 mod text;
@@ -11,10 +12,8 @@ mod units;
 mod whatif;
 
 pub use findings::{Explained, Step, explain, explain_all, render_path};
-pub use json::{
-    CheckDocument, DraftJson, PlanDocument, PlanText, check_json, plan_alone_json, plan_json,
-    plan_json_text,
-};
+pub use json::{CheckDocument, PlanDocument, check_json, plan_json};
+pub use plan_pieces::{DraftJson, PlanText, plan_alone_json, plan_json_text};
 pub use read_plan::{GivenPlan, PlanDocumentError, read_plan};
 pub use reasons::{Prose, options_refusal};
 pub use text::{check_text, manifest_diff_text, plan_text};
