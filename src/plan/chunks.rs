@@ -202,14 +202,16 @@ fn asked_before<'a>(
     sorted.sort_by_key(|a| a.position);
     for p in 0..slots.count() {
         let (from, to) = (slots.start[p], slots.start[p + 1]);
-        for s in from + 1..to {
-            let (prev, here) = (
-                index.position(slots.ops[s - 1]),
-                index.position(slots.ops[s]),
-            );
+        if to <= from + 1 {
+            continue; // no slot after the first
+        }
+        // Each slot after the first of its partition, with the op before it.
+        let pairs = slots.ops[from..to].windows(2);
+        for (before, pair) in asked_before[from + 1..to].iter_mut().zip(pairs) {
+            let (prev, here) = (index.position(pair[0]), index.position(pair[1]));
             let first = sorted.partition_point(|a| a.position <= prev);
             if let Some(a) = sorted.get(first).filter(|a| a.position <= here) {
-                asked_before[s] = Some(a);
+                *before = Some(a);
             }
         }
     }
