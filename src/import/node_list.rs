@@ -4,7 +4,8 @@
 //! [`Problem`] for import to raise. A list another thread read is appended as if read here.
 
 use super::references::{UNRESOLVED, for_each_reference};
-use crate::graph::{Dim, NameIndex, Node, NodeId, OpKind, Symbol};
+use crate::graph::NameIndex;
+use crate::graph::{Dim, Node, NodeId, OpKind, Symbol};
 use crate::threads::{join, two_cores};
 use hashbrown::HashSet;
 use std::mem::MaybeUninit;

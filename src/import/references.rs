@@ -3,7 +3,8 @@
 //! distinct inputs in step with its arguments.
 
 use super::error::ImportError;
-use crate::graph::{Arg, NameIndex, Node, NodeId};
+use crate::graph::NameIndex;
+use crate::graph::{Arg, Node, NodeId};
 use hashbrown::HashSet;
 use smallvec::SmallVec;
 

@@ -1,4 +1,6 @@
 use super::*;
+use crate::graph::NodeRoles;
+use crate::options::Options;
 use crate::synthetic::BridgeBuilder;
 use serde_json::json;
 
