@@ -2,7 +2,7 @@
 //! It is a model with named constants (docs/cost.md), not a device measurement. The planner uses
 //! it to choose among the strategies the options allow; reports show it. It decides nothing itself.
 
-use crate::analyse::{Analysis, DirectedGraph};
+use crate::analyse::{Adjacency, Analysis};
 use crate::graph::{Graph, NodeId, OpKind};
 use crate::options::Options;
 use serde::{Deserialize, Serialize};

@@ -1,43 +1,92 @@
-//! Directed graphs as the algorithms of this crate read them (in the spirit of rustc's
-//! `rustc_data_structures::graph` traits), and the one Kahn's algorithm import and plan share.
-//! Neutral ground: import, analyse and plan all use it, and it uses none of them.
+//! The one graph vocabulary of the planner's side, in the manner of rustc's
+//! `rustc_data_structures::graph`: small traits that compose, and the one Kahn's algorithm import,
+//! analyse and plan share. A graph says how many nodes it has ([`DirectedGraph`]), hands each
+//! node's neighbours to a callback ([`Successors`], [`Predecessors`]), which any graph can do, even
+//! one worked out on the fly (the contracted units of `plan/levels.rs`), and, when it stores its
+//! adjacency, lends them as slices ([`Adjacency`], which gives both of the others). Neutral ground:
+//! import, analyse and plan all use it, and it uses none of them. The checker keeps its own
+//! (petgraph), so that a bug here cannot hide in it too.
 
 use crate::graph::NodeId;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use std::hash::Hash;
 
-/// A graph with its neighbours lent as slices: the adjacency analyse builds once and every walk
-/// reads.
-pub trait DirectedGraph {
-    fn node_count(&self) -> usize;
-    fn successors(&self, n: NodeId) -> &[NodeId];
-    fn predecessors(&self, n: NodeId) -> &[NodeId];
+/// A node's number: an index into the graph's per-node arrays.
+pub trait Idx: Copy + Eq + Hash + std::fmt::Debug {
+    fn new(index: usize) -> Self;
+    fn index(self) -> usize;
 }
 
-/// A graph whose nodes are numbered `0..node_count()` and whose neighbours are handed to a callback
-/// rather than lent, so that a graph worked out on the fly (units contracted from groups of nodes)
-/// can be one: its loops stay plain loops, where chained iterators would cost a call per node. Each
-/// edge is handed once as a successor of its source and once as a predecessor of its target.
-pub trait NumberedGraph {
+impl Idx for usize {
+    fn new(index: usize) -> Self {
+        index
+    }
+    fn index(self) -> usize {
+        self
+    }
+}
+
+impl Idx for NodeId {
+    fn new(index: usize) -> Self {
+        NodeId(index as u32)
+    }
+    fn index(self) -> usize {
+        NodeId::index(self)
+    }
+}
+
+/// A directed graph: its nodes are numbered below `node_count()`.
+pub trait DirectedGraph {
+    type Node: Idx;
     fn node_count(&self) -> usize;
     /// Every node once. Nodes ready at the start are queued in this order, and a cycle is looked
     /// for from the first node in it that no order can place. A number it leaves out is no node:
     /// no edge leads to it, and it is never placed.
-    fn nodes(&self) -> impl Iterator<Item = usize> {
-        0..self.node_count()
+    fn nodes(&self) -> impl Iterator<Item = Self::Node> {
+        (0..self.node_count()).map(Self::Node::new)
     }
-    /// Calls `f` with each successor of `n`, once per edge.
-    fn for_each_successor(&self, n: usize, f: impl FnMut(usize));
-    /// Calls `f` with each predecessor of `n`, once per edge.
-    fn for_each_predecessor(&self, n: usize, f: impl FnMut(usize));
+}
+
+/// Each node's successors, handed to a callback once per edge: a graph worked out on the fly keeps
+/// its loops plain loops, where chained iterators would cost a call per node.
+pub trait Successors: DirectedGraph {
+    fn for_each_successor(&self, n: Self::Node, f: impl FnMut(Self::Node));
+}
+
+/// Each node's predecessors, handed to a callback once per edge.
+pub trait Predecessors: DirectedGraph {
+    fn for_each_predecessor(&self, n: Self::Node, f: impl FnMut(Self::Node));
     /// How many predecessors each node has, once per edge: one count for each number below
     /// `node_count()`. Counts fit in u32 as edge offsets do everywhere here.
     fn in_degrees(&self) -> Vec<u32> {
         let mut counts = vec![0; self.node_count()];
-        for (v, count) in counts.iter_mut().enumerate() {
+        for v in self.nodes() {
+            let count = &mut counts[v.index()];
             self.for_each_predecessor(v, |_| *count += 1);
         }
         counts
+    }
+}
+
+/// A graph that stores its adjacency and lends each node's neighbours as slices: the index analyse
+/// builds once and every walk reads. It is a [`Successors`] and a [`Predecessors`] graph too.
+pub trait Adjacency: DirectedGraph {
+    fn successors(&self, n: Self::Node) -> &[Self::Node];
+    fn predecessors(&self, n: Self::Node) -> &[Self::Node];
+}
+
+impl<G: Adjacency> Successors for G {
+    #[inline]
+    fn for_each_successor(&self, n: Self::Node, f: impl FnMut(Self::Node)) {
+        self.successors(n).iter().copied().for_each(f);
+    }
+}
+
+impl<G: Adjacency> Predecessors for G {
+    #[inline]
+    fn for_each_predecessor(&self, n: Self::Node, f: impl FnMut(Self::Node)) {
+        self.predecessors(n).iter().copied().for_each(f);
     }
 }
 
@@ -76,14 +125,14 @@ impl ReadyNodes for AnyOrder {
 /// Nodes on a cycle, in the direction of its edges: each node has an edge to the next, and the last
 /// to the first (a self-loop is one node).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Cycle(pub Vec<usize>);
+pub struct Cycle<N = usize>(pub Vec<N>);
 
 /// Kahn's algorithm: every node in an order where each comes after its predecessors, the ready
 /// node to place next chosen by `R`; or, when the graph has a cycle, one concrete cycle. Iterative,
 /// O(V + E).
-pub fn topological_order_or_cycle<G: NumberedGraph, R: ReadyNodes>(
+pub fn topological_order_or_cycle<G: Successors + Predecessors, R: ReadyNodes>(
     graph: &G,
-) -> Result<Vec<usize>, Cycle> {
+) -> Result<Vec<G::Node>, Cycle<G::Node>> {
     let mut order = Vec::with_capacity(graph.node_count());
     place_in_topological_order::<G, R>(graph, |v| order.push(v))?;
     Ok(order)
@@ -92,29 +141,30 @@ pub fn topological_order_or_cycle<G: NumberedGraph, R: ReadyNodes>(
 /// Kahn's algorithm as [`topological_order_or_cycle`], handing each node to `place` as it is placed
 /// instead of collecting the order: a caller that works out something per node in topological order
 /// does it while the node's neighbours are still in cache.
-pub fn place_in_topological_order<G: NumberedGraph, R: ReadyNodes>(
+pub fn place_in_topological_order<G: Successors + Predecessors, R: ReadyNodes>(
     graph: &G,
-    mut place: impl FnMut(usize),
-) -> Result<(), Cycle> {
+    mut place: impl FnMut(G::Node),
+) -> Result<(), Cycle<G::Node>> {
     // How many of each node's predecessors are not placed yet; a node is ready at zero.
     let mut waiting = graph.in_degrees();
     let mut ready = R::default();
     let mut listed = 0;
     for v in graph.nodes() {
         listed += 1;
-        if waiting[v] == 0 {
-            ready.push(v);
+        if waiting[v.index()] == 0 {
+            ready.push(v.index());
         }
     }
     let mut placed = 0;
     while let Some(v) = ready.pop() {
+        let v = G::Node::new(v);
         place(v);
         placed += 1;
         graph.for_each_successor(v, |s| {
-            let count = &mut waiting[s];
+            let count = &mut waiting[s.index()];
             *count -= 1;
             if *count == 0 {
-                ready.push(s);
+                ready.push(s.index());
             }
         });
     }
@@ -127,13 +177,13 @@ pub fn place_in_topological_order<G: NumberedGraph, R: ReadyNodes>(
 
 /// Every node never placed waits on a predecessor never placed, so walking back through such
 /// predecessors from the first of them must come back to a node it passed: from there on, a cycle.
-fn cycle_among_unplaced<G: NumberedGraph>(graph: &G, waiting: &[u32]) -> Cycle {
-    let unplaced = |v: usize| waiting[v] > 0;
+fn cycle_among_unplaced<G: Predecessors>(graph: &G, waiting: &[u32]) -> Cycle<G::Node> {
+    let unplaced = |v: G::Node| waiting[v.index()] > 0;
     // Some node listed is unplaced; None only when the in-degrees disagree with the edges.
     let Some(start) = graph.nodes().find(|&v| unplaced(v)) else {
         return Cycle(Vec::new());
     };
-    let mut seen_at: HashMap<usize, usize> = HashMap::new();
+    let mut seen_at: HashMap<G::Node, usize> = HashMap::new();
     let mut walk = Vec::new();
     let mut at = start;
     while !seen_at.contains_key(&at) {
@@ -152,11 +202,11 @@ fn cycle_among_unplaced<G: NumberedGraph>(graph: &G, waiting: &[u32]) -> Cycle {
 }
 
 /// The first predecessor of `n`, in the graph's order, that `wanted` accepts.
-fn first_predecessor<G: NumberedGraph>(
+fn first_predecessor<G: Predecessors>(
     graph: &G,
-    n: usize,
-    wanted: impl Fn(usize) -> bool,
-) -> Option<usize> {
+    n: G::Node,
+    wanted: impl Fn(G::Node) -> bool,
+) -> Option<G::Node> {
     let mut first = None;
     graph.for_each_predecessor(n, |p| {
         if first.is_none() && wanted(p) {
@@ -166,7 +216,7 @@ fn first_predecessor<G: NumberedGraph>(
     first
 }
 
-/// A graph given by its edges, as both traits read it: for tests here and in the walks'.
+/// A graph given by its edges: for tests here and in the walks'.
 #[cfg(test)]
 pub(crate) struct EdgeLists {
     succ: Vec<Vec<NodeId>>,
@@ -190,9 +240,14 @@ impl EdgeLists {
 
 #[cfg(test)]
 impl DirectedGraph for EdgeLists {
+    type Node = NodeId;
     fn node_count(&self) -> usize {
         self.succ.len()
     }
+}
+
+#[cfg(test)]
+impl Adjacency for EdgeLists {
     fn successors(&self, n: NodeId) -> &[NodeId] {
         &self.succ[n.index()]
     }
@@ -202,21 +257,14 @@ impl DirectedGraph for EdgeLists {
 }
 
 #[cfg(test)]
-impl NumberedGraph for EdgeLists {
-    fn node_count(&self) -> usize {
-        self.succ.len()
-    }
-    fn for_each_successor(&self, n: usize, f: impl FnMut(usize)) {
-        self.succ[n].iter().map(|s| s.index()).for_each(f);
-    }
-    fn for_each_predecessor(&self, n: usize, f: impl FnMut(usize)) {
-        self.pred[n].iter().map(|p| p.index()).for_each(f);
-    }
-}
-
-#[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An order or a cycle by node number.
+    fn numbered(found: Result<Vec<NodeId>, Cycle<NodeId>>) -> Result<Vec<usize>, Cycle> {
+        let numbers = |nodes: Vec<NodeId>| nodes.into_iter().map(NodeId::index).collect();
+        found.map(numbers).map_err(|Cycle(c)| Cycle(numbers(c)))
+    }
 
     /// Whether `cycle` is one of `graph`'s: non-empty, no node twice, an edge from each to the next.
     fn is_cycle(graph: &EdgeLists, cycle: &Cycle) -> bool {
@@ -235,10 +283,10 @@ mod tests {
         // 4 -> 1 -> 0, 4 -> 3, 2 alone.
         let g = EdgeLists::new(5, [(4, 1), (1, 0), (4, 3)]);
         assert_eq!(
-            topological_order_or_cycle::<_, LowestFirst>(&g),
+            numbered(topological_order_or_cycle::<_, LowestFirst>(&g)),
             Ok(vec![2, 4, 1, 0, 3])
         );
-        let Ok(order) = topological_order_or_cycle::<_, AnyOrder>(&g) else {
+        let Ok(order) = numbered(topological_order_or_cycle::<_, AnyOrder>(&g)) else {
             panic!("acyclic");
         };
         let mut position = [0; 5];
@@ -259,7 +307,7 @@ mod tests {
     fn a_self_loop_is_a_cycle_of_one_node() {
         let g = EdgeLists::new(3, [(0, 1), (1, 1), (1, 2)]);
         assert_eq!(
-            topological_order_or_cycle::<_, LowestFirst>(&g),
+            numbered(topological_order_or_cycle::<_, LowestFirst>(&g)),
             Err(Cycle(vec![1]))
         );
     }
@@ -270,7 +318,7 @@ mod tests {
         let n = 1000;
         let ring = (1..n).map(|i| (i, if i + 1 == n { 1 } else { i + 1 }));
         let g = EdgeLists::new(n as usize, ring.chain([(500, 0)]));
-        let Err(cycle) = topological_order_or_cycle::<_, AnyOrder>(&g) else {
+        let Err(cycle) = numbered(topological_order_or_cycle::<_, AnyOrder>(&g)) else {
             panic!("cyclic");
         };
         assert_eq!(cycle.0.len(), n as usize - 1);
@@ -280,7 +328,7 @@ mod tests {
     #[test]
     fn two_cycles_give_one_of_them() {
         let g = EdgeLists::new(6, [(0, 1), (1, 0), (2, 3), (3, 4), (4, 2), (1, 5), (4, 5)]);
-        let Err(cycle) = topological_order_or_cycle::<_, LowestFirst>(&g) else {
+        let Err(cycle) = numbered(topological_order_or_cycle::<_, LowestFirst>(&g)) else {
             panic!("cyclic");
         };
         assert!(is_cycle(&g, &cycle), "{cycle:?}");
@@ -289,17 +337,26 @@ mod tests {
     /// A graph whose number 1 is no node.
     struct WithHole(EdgeLists);
 
-    impl NumberedGraph for WithHole {
+    impl DirectedGraph for WithHole {
+        type Node = NodeId;
         fn node_count(&self) -> usize {
-            NumberedGraph::node_count(&self.0)
+            self.0.node_count()
         }
-        fn nodes(&self) -> impl Iterator<Item = usize> {
-            (0..self.node_count()).filter(|&v| v != 1)
+        fn nodes(&self) -> impl Iterator<Item = NodeId> {
+            (0..self.node_count() as u32)
+                .filter(|&v| v != 1)
+                .map(NodeId)
         }
-        fn for_each_successor(&self, n: usize, f: impl FnMut(usize)) {
+    }
+
+    impl Successors for WithHole {
+        fn for_each_successor(&self, n: NodeId, f: impl FnMut(NodeId)) {
             self.0.for_each_successor(n, f);
         }
-        fn for_each_predecessor(&self, n: usize, f: impl FnMut(usize)) {
+    }
+
+    impl Predecessors for WithHole {
+        fn for_each_predecessor(&self, n: NodeId, f: impl FnMut(NodeId)) {
             self.0.for_each_predecessor(n, f);
         }
     }
@@ -308,12 +365,12 @@ mod tests {
     fn a_number_that_is_no_node_is_never_placed() {
         let g = WithHole(EdgeLists::new(4, [(0, 2), (2, 3)]));
         assert_eq!(
-            topological_order_or_cycle::<_, LowestFirst>(&g),
+            numbered(topological_order_or_cycle::<_, LowestFirst>(&g)),
             Ok(vec![0, 2, 3])
         );
         let g = WithHole(EdgeLists::new(4, [(0, 2), (2, 3), (3, 2)]));
         assert_eq!(
-            topological_order_or_cycle::<_, LowestFirst>(&g),
+            numbered(topological_order_or_cycle::<_, LowestFirst>(&g)),
             Err(Cycle(vec![3, 2]))
         );
     }
@@ -324,11 +381,11 @@ mod tests {
         let n = 1_000_000;
         let chain = EdgeLists::new(n as usize, (0..n - 1).map(|i| (i, i + 1)));
         assert_eq!(
-            topological_order_or_cycle::<_, AnyOrder>(&chain),
+            numbered(topological_order_or_cycle::<_, AnyOrder>(&chain)),
             Ok((0..n as usize).collect())
         );
         let ring = EdgeLists::new(n as usize, (0..n).map(|i| (i, (i + 1) % n)));
-        let Err(cycle) = topological_order_or_cycle::<_, LowestFirst>(&ring) else {
+        let Err(cycle) = numbered(topological_order_or_cycle::<_, LowestFirst>(&ring)) else {
             panic!("cyclic");
         };
         assert_eq!(cycle.0.len(), n as usize);

@@ -2,7 +2,7 @@
 //! boundary; per constant the copies executorch makes of it. Measures decide nothing.
 
 use crate::analyse::GraphIndex;
-use crate::digraph::DirectedGraph;
+use crate::digraph::Adjacency;
 use crate::graph::{Graph, NodeId, OpKind};
 use crate::tagging::Tagging;
 

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{Rng, random_graph};
-use partition_planner::analyse::{DirectedGraph, analyse};
+use partition_planner::analyse::{Adjacency, analyse};
 use partition_planner::check::check;
 use partition_planner::cost::CostModel;
 use partition_planner::graph::{Graph, OpKind};

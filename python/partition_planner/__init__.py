@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import json
-from typing import Mapping, Optional
+from collections.abc import Mapping
 
 from ._native import CHECK_SCHEMA, MANIFEST_SCHEMA, PLAN_SCHEMA, WHATIF_SCHEMA, __version__
 from ._native import GRAPH_SCHEMA as BRIDGE_SCHEMA
@@ -21,7 +21,7 @@ from .apply import PlanMismatch, apply_plan
 from .pictures import write_picture
 
 
-def plan(graph: Mapping, overrides: Optional[Mapping] = None) -> dict:
+def plan(graph: Mapping, overrides: Mapping | None = None) -> dict:
     """Plans a bridge JSON document (a dict); returns the plan@1 document. ``overrides``:
     ``{"options": {"take_over_mutable_buffer": False, ...}, "strategies": ["cpu", "BUFFER=io"],
     "cost": {"call_overhead_us": 200.0}}`` (docs/cost.md)."""
@@ -30,14 +30,14 @@ def plan(graph: Mapping, overrides: Optional[Mapping] = None) -> dict:
     return json.loads(_native.plan(json.dumps(graph), None if overrides is None else json.dumps(overrides)))
 
 
-def check(graph: Mapping, overrides: Optional[Mapping] = None) -> dict:
+def check(graph: Mapping, overrides: Mapping | None = None) -> dict:
     """Checks the tags a bridge JSON document carries; returns the check@1 document."""
     from . import _native
 
     return json.loads(_native.check(json.dumps(graph), None if overrides is None else json.dumps(overrides)))
 
 
-def manifest(graph: Mapping, overrides: Optional[Mapping] = None) -> dict:
+def manifest(graph: Mapping, overrides: Mapping | None = None) -> dict:
     """Plans a bridge JSON document and returns its manifest@1: one content key per delegate
     partition (docs/manifest.md)."""
     from . import _native
@@ -47,10 +47,10 @@ def manifest(graph: Mapping, overrides: Optional[Mapping] = None) -> dict:
 
 def render(
     graph: Mapping,
-    plan: Optional[Mapping],
+    plan: Mapping | None,
     path,
     *,
-    overrides: Optional[Mapping] = None,
+    overrides: Mapping | None = None,
     format: str = "html",
 ) -> None:
     """Draws ``plan`` (a plan@1 document made for ``graph``, whose tags are checked again) beside

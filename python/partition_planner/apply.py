@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from collections.abc import Mapping
 
 from ._native import PLAN_SCHEMA
 
@@ -20,7 +20,7 @@ def apply_plan(exported_program, plan: Mapping) -> None:
     apply_tags(exported_program, plan["node_tags"])
 
 
-def apply_tags(exported_program, tags: Mapping[str, Optional[str]]) -> None:
+def apply_tags(exported_program, tags: Mapping[str, str | None]) -> None:
     """``apply_plan`` with the plan's ``node_tags`` alone."""
     nodes = list(exported_program.graph.nodes)
     names = {n.name for n in nodes}

@@ -12,28 +12,28 @@ from __future__ import annotations
 
 import copy
 from contextlib import contextmanager
-from typing import Dict, Iterator, List, Set
+from collections.abc import Iterator
 
 import torch
 from executorch.exir.lowered_backend_module import LoweredBackendModule
 from torch.export.graph_signature import InputKind
 
 
-def lowered_modules(exported_program) -> List[LoweredBackendModule]:
+def lowered_modules(exported_program) -> list[LoweredBackendModule]:
     return [m for m in exported_program.graph_module.modules() if isinstance(m, LoweredBackendModule)]
 
 
-def mutated_buffers(program) -> Set[str]:
+def mutated_buffers(program) -> set[str]:
     return set(program.graph_signature.buffers_to_mutate.values())
 
 
-def delegate_buffers(lowered: LoweredBackendModule) -> Set[str]:
+def delegate_buffers(lowered: LoweredBackendModule) -> set[str]:
     """Buffers a delegate holds (its BUFFER inputs), mutated or not."""
     sig = lowered.original_module.graph_signature
     return {s.target for s in sig.input_specs if s.kind == InputKind.BUFFER}
 
 
-def delegate_states(lowered: LoweredBackendModule) -> Set[str]:
+def delegate_states(lowered: LoweredBackendModule) -> set[str]:
     """Buffers that become Core ML states: BUFFER inputs the delegated sub-program mutates, which is
     the rule coremltools follows."""
     return delegate_buffers(lowered) & mutated_buffers(lowered.original_module)
@@ -50,7 +50,7 @@ class _PrivateProgram:
 
 
 @contextmanager
-def device_semantics(exported_program) -> Iterator[Dict[int, torch.nn.Module]]:
+def device_semantics(exported_program) -> Iterator[dict[int, torch.nn.Module]]:
     """Within the block, every delegate call of ``exported_program`` runs a private copy of its
     sub-program. Yields, per delegate index, the private module (whose buffers are its states)."""
     lowered = lowered_modules(exported_program)

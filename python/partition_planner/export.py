@@ -19,7 +19,8 @@ import math
 import operator
 from importlib import metadata
 from json.encoder import encode_basestring_ascii as _quote  # C-accelerated, as json.dumps uses it
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 from torch.fx import Node
@@ -27,7 +28,7 @@ from torch.fx import Node
 from ._native import GRAPH_SCHEMA as BRIDGE_SCHEMA
 
 
-def support_checker(skip_ops: Optional[list] = None, lower_full_graph: bool = False, log: bool = False):
+def support_checker(skip_ops: list | None = None, lower_full_graph: bool = False, log: bool = False):
     """The Core ML backend's OperatorSupport (private in executorch 1.5, public in 1.4). ``log``: it
     logs why it refuses an op, once per reason, as in ``CoreMLPartitioner.partition()``."""
     from executorch.backends.apple.coreml.partition import coreml_partitioner as cp
@@ -180,7 +181,7 @@ def _shape_and_dtype(val: torch.Tensor) -> str:
     return '"shape":[' + ",".join([_dim(d) for d in val.shape]) + '],"dtype":' + dtype
 
 
-def tensor_text(node: Node, known: dict) -> Optional[str]:
+def tensor_text(node: Node, known: dict) -> str | None:
     """Shape and dtype of the node's tensor value as JSON members (each distinct pair worked out
     once, in ``known``); None when the value is not a tensor."""
     val = node.meta.get("val")
@@ -196,7 +197,7 @@ def tensor_text(node: Node, known: dict) -> Optional[str]:
         return _shape_and_dtype(val)
 
 
-def _meta_text(tensor: Optional[str], digest: Optional[str]) -> str:
+def _meta_text(tensor: str | None, digest: str | None) -> str:
     """``meta``: the shape and dtype of a tensor value (``tensor_text``), and the constant's digest
     if it has one."""
     body = tensor or ""
@@ -205,7 +206,7 @@ def _meta_text(tensor: Optional[str], digest: Optional[str]) -> str:
     return "{" + body + "}"
 
 
-def _digest(tensor: Any) -> Optional[str]:
+def _digest(tensor: Any) -> str | None:
     """sha256 of a constant's bytes: content keys change when weights do (docs/manifest.md)."""
     if not isinstance(tensor, torch.Tensor):
         return None
@@ -326,12 +327,12 @@ def export_graph_text(
     exported_program,
     partitioner=None,
     *,
-    model: Optional[str] = None,
+    model: str | None = None,
     digests: bool = True,
     log_support: bool = False,
     probes=None,
-    found: Optional[Mapping[Node, Any]] = None,
-    decomposed: Optional[Mapping[Any, Any]] = None,
+    found: Mapping[Node, Any] | None = None,
+    decomposed: Mapping[Any, Any] | None = None,
 ) -> str:
     """The bridge JSON v1 document of an edge program, as compact JSON text: what ``_native.plan``
     reads. ``export_graph`` gives the same document as a dict; the arguments are its."""

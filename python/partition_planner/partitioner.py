@@ -11,7 +11,7 @@ import json
 import logging
 import sys
 import time
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from collections.abc import Iterable, Mapping, Sequence
 
 from executorch.backends.apple.coreml.partition import CoreMLPartitioner
 from executorch.backends.apple.coreml.partition import coreml_partitioner as _stock_module
@@ -64,7 +64,7 @@ def _called_from_to_backend() -> bool:
 
 
 def planner_overrides(
-    strategy: str, buffer_strategies: Mapping[str, str], cost: Mapping[str, float], options: Optional[dict] = None
+    strategy: str, buffer_strategies: Mapping[str, str], cost: Mapping[str, float], options: dict | None = None
 ) -> dict:
     """The native planner's overrides: ``strategy`` for every buffer, then ``BUFFER=STRATEGY`` for
     each single one (later wins), the cost constants, and ``options`` replacing the document's."""
@@ -75,8 +75,8 @@ def planner_overrides(
 
 
 def chunking_options(
-    max_weight_bytes: Optional[Union[int, str]] = None,
-    max_ops: Optional[int] = None,
+    max_weight_bytes: int | str | None = None,
+    max_ops: int | None = None,
     cut_after: Sequence[str] = (),
     cut_before: Sequence[str] = (),
 ) -> dict:
@@ -99,7 +99,7 @@ class StockMismatch(ValueError):
     """``compare_with_stock``: the real ``CoreMLPartitioner.partition()`` tagged a node otherwise
     than the stock proposal reproduced in Rust (tags compared up to renaming)."""
 
-    def __init__(self, node: str, stock_tag: Optional[str], reproduced_tag: Optional[str], detail: str = ""):
+    def __init__(self, node: str, stock_tag: str | None, reproduced_tag: str | None, detail: str = ""):
         self.node = node
         self.stock_tag = stock_tag
         self.reproduced_tag = reproduced_tag
@@ -110,14 +110,14 @@ class StockMismatch(ValueError):
 
 
 def first_tag_difference(
-    stock: Mapping[str, Optional[str]], reproduced: Mapping[str, Optional[str]], names: Iterable[str]
-) -> Optional[Tuple[str, Optional[str], Optional[str], str]]:
+    stock: Mapping[str, str | None], reproduced: Mapping[str, str | None], names: Iterable[str]
+) -> tuple[str, str | None, str | None, str] | None:
     """The first node of ``names`` (in that order) whose tag differs between two taggings compared up
     to renaming: one bijection between the tag names of ``stock`` and those of ``reproduced`` must map
     every node's tag to its tag there (untagged to untagged). Returns ``(node, stock tag, reproduced
     tag, detail)`` or ``None`` when they agree. A node missing from ``reproduced`` differs."""
-    forward: Dict[str, str] = {}
-    backward: Dict[str, str] = {}
+    forward: dict[str, str] = {}
+    backward: dict[str, str] = {}
     for name in names:
         if name not in reproduced:
             return name, stock.get(name), None, " (the reproduction has no entry for it)"
@@ -154,23 +154,24 @@ def _is_decomposable(target) -> bool:
 
 
 class _Planned:
-    """One ``partition()``'s plan: the tags it applies, and the ``plan@1`` document, read from its
-    text when first asked for."""
+    """One ``partition()``'s plan: the tags it applies, and the plan itself as the planner keeps it
+    (``_native.Plan``), from which its ``plan@1`` document, text report and pictures are written
+    when first asked for."""
 
-    __slots__ = ("text", "node_tags", "partition_tags", "_plan")
+    __slots__ = ("native", "node_tags", "partition_tags", "_plan")
 
-    def __init__(self, text: str, node_tags: Dict[str, Optional[str]], partition_tags: List[str]) -> None:
-        self.text, self.node_tags, self.partition_tags = text, node_tags, partition_tags
-        self._plan: Optional[dict] = None
+    def __init__(self, native, node_tags: dict[str, str | None], partition_tags: list[str]) -> None:
+        self.native, self.node_tags, self.partition_tags = native, node_tags, partition_tags
+        self._plan: dict | None = None
 
     @classmethod
-    def of(cls, graph: str, overrides: str) -> "_Planned":
+    def of(cls, graph: str, overrides: str) -> _Planned:
         return cls(*_native.plan_with_tags(graph, overrides))
 
     @property
     def plan(self) -> dict:
         if self._plan is None:
-            self._plan = json.loads(self.text)
+            self._plan = json.loads(self.native.json())
         return self._plan
 
 
@@ -214,10 +215,10 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         self,
         *args,
         strategy: str = "auto",
-        buffer_strategies: Optional[Dict[str, str]] = None,
-        cost: Optional[Mapping[str, float]] = None,
-        max_weight_bytes: Optional[Union[int, str]] = None,
-        max_ops: Optional[int] = None,
+        buffer_strategies: dict[str, str] | None = None,
+        cost: Mapping[str, float] | None = None,
+        max_weight_bytes: int | str | None = None,
+        max_ops: int | None = None,
         cut_after: Sequence[str] = (),
         cut_before: Sequence[str] = (),
         log_explanations: bool = True,
@@ -243,16 +244,14 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         if isinstance(max_verification_rounds, bool) or not isinstance(max_verification_rounds, int) or max_verification_rounds < 1:
             raise ValueError(f"max_verification_rounds must be a whole number of at least 1, got {max_verification_rounds!r}")
         self.max_verification_rounds = max_verification_rounds
-        self._probes: Optional[ConversionProbes] = None
+        self._probes: ConversionProbes | None = None
         # Ops stock keeps whole for Core ML that this partitioner let decompose, with the verdict.
-        self.decomposed_for_conversion: Dict = {}
+        self.decomposed_for_conversion: dict = {}
         # Per partition(): what conversion checking did (signatures, probes run, partitions verified).
-        self.conversion: List[dict] = []
-        self._planned: List[_Planned] = []
+        self.conversion: list[dict] = []
+        self._planned: list[_Planned] = []
         # Seconds each partition() took, export and apply included.
-        self.partition_seconds: List[float] = []
-        # What each plan was made from, to render its text report on request.
-        self._inputs: List[tuple] = []
+        self.partition_seconds: list[float] = []
 
     def _overrides(self) -> str:
         return json.dumps(planner_overrides(self.strategy, self.buffer_strategies, self.cost, self.chunking))
@@ -290,7 +289,6 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         self.conversion.append(conversion)
         apply_tags(program, planned.node_tags)
         self._planned.append(planned)
-        self._inputs.append((graph, overrides))
         if logger.isEnabledFor(logging.INFO):  # the plan's text is read only to be logged
             plan = planned.plan
             stats = plan["stats"]
@@ -335,7 +333,7 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
     def _verified(self, program, graph: str, planned: _Planned, overrides: str, probes, conversion: dict):
         """Converts each planned partition; while one fails, keeps the op bisection blames on CPU
         and plans again, at most ``max_verification_rounds`` times."""
-        found: Dict = {}
+        found: dict = {}
         converter = converter_name()
         conversion.update(verified_partitions=0, found_by_verification=[])
         for round_ in range(self.max_verification_rounds + 1):
@@ -389,32 +387,31 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         return json.loads(_native.cost_model(json.dumps(self.cost)))
 
     @property
-    def plans(self) -> List[dict]:
+    def plans(self) -> list[dict]:
         """Every ``partition()``'s plan (``plan@1``), in order."""
         return [planned.plan for planned in self._planned]
 
     @property
-    def last_plan(self) -> Optional[dict]:
+    def last_plan(self) -> dict | None:
         return self._planned[-1].plan if self._planned else None
 
-    def explanations(self) -> List[dict]:
+    def explanations(self) -> list[dict]:
         """Every finding of the last plan: decisions, costs, and what the stock proposal broke."""
         return list(self.last_plan["explanations"]) if self.last_plan else []
 
     def report(self) -> str:
-        """The last plan as the text report a person reads (planned again: milliseconds)."""
-        return _native.plan_text(*self._inputs[-1]) if self._inputs else ""
+        """The last plan as the text report a person reads."""
+        return self._planned[-1].native.text() if self._planned else ""
 
     def render(self, path, format: str = "html") -> None:
-        """Draws the last plan beside the stock proposal at ``path`` (planned again: milliseconds):
-        ``html``, ``dot`` or ``model-explorer`` (a directory), as ``partition_planner.render``."""
-        if not self._inputs:
+        """Draws the last plan beside the stock proposal at ``path``: ``html``, ``dot`` or
+        ``model-explorer`` (a directory), as ``partition_planner.render``."""
+        if not self._planned:
             raise RuntimeError("render() needs a plan: call partition() (or to_edge_transform_and_lower) first")
         from .pictures import write_picture
 
-        graph, overrides = self._inputs[-1]
-        write_picture(_native.render(graph, overrides, format), path, format)
+        write_picture(self._planned[-1].native.render(format), path, format)
 
-    def reports(self) -> List[str]:
+    def reports(self) -> list[str]:
         """Every plan's text report, in the order of ``plans``."""
-        return [_native.plan_text(*given) for given in self._inputs]
+        return [planned.native.text() for planned in self._planned]

@@ -41,20 +41,53 @@ fn plan(py: Python<'_>, graph: &str, overrides: Option<&str>) -> PyResult<String
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// Plans as `plan` does, for `PlannedCoreMLPartitioner.partition()`: the `plan@1` JSON text, each
+/// One plan, kept so that its document, report, manifest and pictures are written from it when
+/// asked for, rather than planned again.
+#[pyclass(frozen, module = "partition_planner._native", name = "Plan")]
+struct PlanHandle {
+    planned: Planned,
+}
+
+#[pymethods]
+impl PlanHandle {
+    /// The `plan@1` document as JSON text.
+    fn json(&self) -> PyResult<String> {
+        serde_json::to_string(&self.planned.json())
+            .map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
+    /// The text report a person reads.
+    fn text(&self) -> String {
+        self.planned.text()
+    }
+
+    /// The `partition-planner/manifest@1` document as JSON text.
+    fn manifest(&self) -> PyResult<String> {
+        serde_json::to_string(&self.planned.manifest())
+            .map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
+    /// The plan drawn beside the stock proposal, as `render` draws it.
+    #[pyo3(signature = (format="html", title="graph"))]
+    fn render(&self, py: Python<'_>, format: &str, title: &str) -> PyResult<String> {
+        let format: PictureFormat = format.parse().map_err(PyValueError::new_err)?;
+        let title = self.planned.title(title);
+        picture_text(py.detach(|| self.planned.picture(format, &title)))
+    }
+}
+
+/// Plans as `plan` does, for `PlannedCoreMLPartitioner.partition()`: the plan, kept (`Plan`), each
 /// node's tag by name (None: on CPU) and the partitions' tags in the plan's order. Applying a plan
-/// needs only the tags, and parsing the whole plan's text costs a small program more than planning
-/// it; the partitioner reads the text when asked for the plan.
+/// needs only the tags; its document, read as JSON, costs a small program more than planning it,
+/// and is written when asked for.
 #[pyfunction]
 #[pyo3(signature = (graph, overrides=None))]
 fn plan_with_tags<'py>(
     py: Python<'py>,
     graph: &str,
     overrides: Option<&str>,
-) -> PyResult<(String, Bound<'py, PyDict>, Vec<String>)> {
+) -> PyResult<(PlanHandle, Bound<'py, PyDict>, Vec<String>)> {
     let planned = planned(py, graph, overrides)?;
-    let text =
-        serde_json::to_string(&planned.json()).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let tagging = &planned.plan.tagging;
     // A tag's Python string once per partition.
     let tags: Vec<Bound<'py, PyString>> = (0..tagging.partition_count())
@@ -75,7 +108,7 @@ fn plan_with_tags<'py>(
         .iter()
         .map(|p| p.tag.clone())
         .collect();
-    Ok((text, node_tags, partitions))
+    Ok((PlanHandle { planned }, node_tags, partitions))
 }
 
 /// Checks the tags a bridge JSON document carries; returns `partition-planner/check@1` as JSON text.
@@ -199,6 +232,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_overrides, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(plan_with_tags, m)?)?;
+    m.add_class::<PlanHandle>()?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(plan_text, m)?)?;
     m.add_function(wrap_pyfunction!(manifest, m)?)?;

@@ -21,6 +21,8 @@ import yaml
 import partition_planner
 from partition_planner import export_llm as entry
 from partition_planner.export_llm import ExportLlmError
+from partition_planner.export_llm.cli import planner_from_arguments
+from partition_planner.export_llm.hook import executorch_version
 from partition_planner.testing import EXPORT_LLM_ARGUMENTS, LLMS, coreml_delegate_calls
 
 PARAMS = resources.files("partition_planner") / "params"
@@ -142,12 +144,12 @@ def test_a_missing_hook_is_refused_naming_the_version(capsys, tmp_path, monkeypa
 
     monkeypatch.delattr(export_llama_lib, "get_coreml_partitioner")
     err = refused(capsys, tmp_path, *COMMON)
-    assert f"executorch {entry._executorch_version()}" in err and "never falls back" in err
+    assert f"executorch {executorch_version()}" in err and "never falls back" in err
 
 
 def test_planner_keys_from_the_command_line_and_a_config_file(tmp_path):
     config = {"planner": {"strategy": "io", "buffer_strategies": {"a": "cpu"}, "cost": {"cpu_op_us": 2}}}
-    options = entry._planner_from_arguments(
+    options = planner_from_arguments(
         config,
         [("buffer_strategies", "b=state"), ("cost.bytes_per_us", "100"), ("take_over_mutable_buffer", "true"), ("strategy", "auto")],
     )
@@ -163,7 +165,7 @@ def test_planner_keys_from_the_command_line_and_a_config_file(tmp_path):
 
 def test_budget_and_cut_keys_reach_the_planner(tmp_path):
     config = {"planner": {"max_weight_bytes": "2GiB", "cut_after": ["layers.*"]}}
-    options = entry._planner_from_arguments(config, [("max_ops", "500"), ("cut_before", "layers.0")])
+    options = planner_from_arguments(config, [("max_ops", "500"), ("cut_before", "layers.0")])
     assert (options.max_weight_bytes, options.max_ops) == ("2GiB", 500)
     assert (options.cut_after, options.cut_before) == (["layers.*"], ["layers.0"])
     assert options.overrides("iOS18")["options"] == {
@@ -185,9 +187,9 @@ def test_budget_and_cut_keys_reach_the_planner(tmp_path):
 def test_conversion_keys_reach_the_partitioner(tmp_path):
     """planner.check_conversion and planner.verify_conversion (issue #30): probes on and
     verification off unless asked, booleans only, and handed to the drop-in as they are."""
-    default = entry._planner_from_arguments({}, [])
+    default = planner_from_arguments({}, [])
     assert (default.check_conversion, default.verify_conversion) == (True, False)
-    options = entry._planner_from_arguments(
+    options = planner_from_arguments(
         {"planner": {"verify_conversion": True}}, [("check_conversion", "false")]
     )
     assert (options.check_conversion, options.verify_conversion) == (False, True)

@@ -3,7 +3,7 @@
 
 use super::index::GraphIndex;
 use super::walk::{Direction, Marks, reach};
-use crate::digraph::DirectedGraph;
+use crate::digraph::Adjacency;
 use crate::graph::{Graph, MutableBuffer, NodeId, OpKind};
 
 /// Ops that write part of their first argument and return the whole: a chain holding one of these

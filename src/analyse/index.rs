@@ -1,7 +1,7 @@
 //! Compressed adjacency of the imported graph in both directions, plus each node's position in a
-//! topological order. Built once per graph; every walk reads it through [`DirectedGraph`].
+//! topological order. Built once per graph; every walk reads it through [`Adjacency`].
 
-use crate::digraph::DirectedGraph;
+use crate::digraph::{Adjacency, DirectedGraph};
 use crate::graph::{Graph, Node, NodeId};
 use crate::threads;
 
@@ -117,9 +117,13 @@ impl GraphIndex {
 }
 
 impl DirectedGraph for GraphIndex {
+    type Node = NodeId;
     fn node_count(&self) -> usize {
         self.position.len()
     }
+}
+
+impl Adjacency for GraphIndex {
     fn successors(&self, n: NodeId) -> &[NodeId] {
         self.users.row(n)
     }

@@ -6,7 +6,7 @@ mod chains;
 mod index;
 mod walk;
 
-pub use crate::digraph::DirectedGraph;
+pub use crate::digraph::{Adjacency, DirectedGraph, Predecessors, Successors};
 pub use chains::{BufferChain, MutationKind, is_scatter_op, op_base_name};
 pub use index::GraphIndex;
 

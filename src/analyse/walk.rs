@@ -1,7 +1,7 @@
-//! Generic, iterative walks over a [`DirectedGraph`]. Visited sets are epoch-stamped so that many
+//! Generic, iterative walks over any graph of the crate's vocabulary (`crate::digraph`). Visited sets are epoch-stamped so that many
 //! small walks over a large graph cost only what they touch, never a clear of the whole graph.
 
-use crate::digraph::DirectedGraph;
+use crate::digraph::{Predecessors, Successors};
 use crate::graph::NodeId;
 
 /// A reusable visited set: starting a new epoch forgets every mark in O(1).
@@ -50,7 +50,7 @@ pub enum Direction {
 
 /// Every node reachable from `starts` (included) in `direction`, entering only nodes `admit`
 /// accepts. Marks what it visits in `marks` (in the current epoch) and returns it.
-pub fn reach<G: DirectedGraph>(
+pub fn reach<G: Successors<Node = NodeId> + Predecessors>(
     graph: &G,
     starts: &[NodeId],
     direction: Direction,
@@ -67,15 +67,15 @@ pub fn reach<G: DirectedGraph>(
     while next < visited.len() {
         let n = visited[next];
         next += 1;
-        let neighbours = match direction {
-            Direction::Forward => graph.successors(n),
-            Direction::Backward => graph.predecessors(n),
-        };
-        for &m in neighbours {
+        let enter = |m: NodeId| {
             if !marks.is_marked(m) && admit(m) {
                 marks.mark(m);
                 visited.push(m);
             }
+        };
+        match direction {
+            Direction::Forward => graph.for_each_successor(n, enter),
+            Direction::Backward => graph.for_each_predecessor(n, enter),
         }
     }
     visited

@@ -8,7 +8,9 @@ use super::error::ImportError;
 use super::node_list::{NodeList, Problem, getitem_of_one};
 use super::references::resolve_forward_references;
 use super::signature::resolve_signature;
-use crate::digraph::{Cycle, LowestFirst, NumberedGraph, topological_order_or_cycle};
+use crate::digraph::{
+    Cycle, DirectedGraph, LowestFirst, Predecessors, Successors, topological_order_or_cycle,
+};
 use crate::graph::{Graph, Node, NodeId};
 use crate::options::Options;
 
@@ -168,9 +170,11 @@ fn topological_order(nodes: &[Node], in_fx_order: bool) -> Result<Vec<NodeId>, I
         }
     }
     match topological_order_or_cycle::<_, LowestFirst>(&NodesRead { nodes, users }) {
-        Ok(order) => Ok(order.into_iter().map(|i| NodeId(i as u32)).collect()),
+        Ok(order) => Ok(order),
         Err(Cycle(cycle)) => {
-            let mut path: Vec<String> = cycle.iter().map(|&i| nodes[i].name.to_string()).collect();
+            let mut path: Vec<String> = (cycle.iter())
+                .map(|&i| nodes[i.index()].name.to_string())
+                .collect();
             if let Some(first) = path.first().cloned() {
                 path.push(first);
             }
@@ -185,14 +189,21 @@ struct NodesRead<'a> {
     users: Vec<Vec<u32>>,
 }
 
-impl NumberedGraph for NodesRead<'_> {
+impl DirectedGraph for NodesRead<'_> {
+    type Node = NodeId;
     fn node_count(&self) -> usize {
         self.nodes.len()
     }
-    fn for_each_successor(&self, n: usize, f: impl FnMut(usize)) {
-        self.users[n].iter().map(|&u| u as usize).for_each(f);
+}
+
+impl Successors for NodesRead<'_> {
+    fn for_each_successor(&self, n: NodeId, f: impl FnMut(NodeId)) {
+        self.users[n.index()].iter().map(|&u| NodeId(u)).for_each(f);
     }
-    fn for_each_predecessor(&self, n: usize, f: impl FnMut(usize)) {
-        self.nodes[n].inputs.iter().map(|p| p.index()).for_each(f);
+}
+
+impl Predecessors for NodesRead<'_> {
+    fn for_each_predecessor(&self, n: NodeId, f: impl FnMut(NodeId)) {
+        self.nodes[n.index()].inputs.iter().copied().for_each(f);
     }
 }

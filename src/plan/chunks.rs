@@ -12,7 +12,7 @@
 use super::cut_patterns::AskedCut;
 use super::levels::Levels;
 use super::pieces::{Budgets, Pieces, crossing_bytes, units};
-use crate::analyse::{Analysis, DirectedGraph};
+use crate::analyse::{Adjacency, Analysis};
 use crate::decision::Cut;
 use crate::graph::{Graph, NodeId, OpKind};
 use crate::options::Options;

@@ -5,7 +5,9 @@
 //! delegate runs on one path, which no convex partitioning can go below. O(V + E).
 
 use crate::analyse::GraphIndex;
-use crate::digraph::{AnyOrder, Cycle, DirectedGraph, NumberedGraph, place_in_topological_order};
+use crate::digraph::{
+    Adjacency, AnyOrder, Cycle, DirectedGraph, Predecessors, Successors, place_in_topological_order,
+};
 use crate::graph::NodeId;
 
 const NONE: u32 = u32::MAX;
@@ -146,7 +148,8 @@ impl<'a> Units<'a> {
     }
 }
 
-impl NumberedGraph for Units<'_> {
+impl DirectedGraph for Units<'_> {
+    type Node = usize;
     fn node_count(&self) -> usize {
         self.groups.members.len() + self.ids.len()
     }
@@ -159,6 +162,9 @@ impl NumberedGraph for Units<'_> {
             .map(|&x| self.of(x))
             .filter(move |&u| u >= g || !std::mem::replace(&mut listed[u], true))
     }
+}
+
+impl Successors for Units<'_> {
     // Inlined into Kahn's loop, which calls it once per unit placed.
     #[inline]
     fn for_each_successor(&self, u: usize, mut f: impl FnMut(usize)) {
@@ -171,6 +177,9 @@ impl NumberedGraph for Units<'_> {
             }
         }
     }
+}
+
+impl Predecessors for Units<'_> {
     fn for_each_predecessor(&self, u: usize, mut f: impl FnMut(usize)) {
         for &m in self.members(u) {
             for &q in self.index.predecessors(m) {

@@ -16,7 +16,7 @@ pub use crate::decision::{
     parse_strategy_spec,
 };
 
-use crate::analyse::{Analysis, DirectedGraph};
+use crate::analyse::{Adjacency, Analysis};
 use crate::cost::{CostEstimate, CostModel};
 use crate::graph::{Graph, NodeId};
 use crate::measure::{Measure, measure};

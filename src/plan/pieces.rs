@@ -4,7 +4,7 @@
 //! that keep the count, to where the fewest bytes cross it. `chunks.rs` sets up the units.
 
 use super::cut_patterns::AskedCut;
-use crate::analyse::{Analysis, DirectedGraph};
+use crate::analyse::{Adjacency, Analysis};
 use crate::decision::CutReason;
 use crate::graph::{Graph, NodeId};
 use crate::options::Options;

@@ -6,7 +6,7 @@ use super::chunks::{self, Unchunkable};
 use super::cut_patterns::AskedCut;
 use super::levels::{self, Groups};
 use super::{PlanError, PlanRequest, Strategy, StrategyRequest};
-use crate::analyse::{Analysis, BufferChain, DirectedGraph};
+use crate::analyse::{Adjacency, Analysis, BufferChain};
 use crate::decision::{Blocker, Cut, CycleStep, Decision, HullPlace, KeptState, Reason, Refusal};
 use crate::graph::{Graph, NodeId, OpKind};
 use crate::rules::RuleId;

@@ -20,7 +20,7 @@
 //! producer's partition, as fx does.
 
 use super::rows::{Rows, has, or_into, put, slots};
-use crate::digraph::DirectedGraph;
+use crate::digraph::Adjacency;
 use crate::graph::NodeId;
 use by_number::ByNumber;
 use hashbrown::HashSet;
@@ -54,7 +54,7 @@ struct Partition {
 /// Each node's partition number as fx assigns it (`tag{number}` in `CoreMLPartitioner`), or
 /// `None` for a node left out. `order` is the program's node order (a topological one);
 /// `supported` answers `is_node_supported`.
-pub fn propose_partitions<G: DirectedGraph>(
+pub fn propose_partitions<G: Adjacency<Node = NodeId>>(
     graph: &G,
     order: &[NodeId],
     supported: impl Fn(NodeId) -> bool,
@@ -243,7 +243,12 @@ impl Pass {
 
     /// Visits `v`: its sets from its successors' (all visited), and a partition of its own when
     /// supported, which is returned.
-    fn visit(&mut self, graph: &impl DirectedGraph, v: NodeId, supported: bool) -> Option<u32> {
+    fn visit(
+        &mut self,
+        graph: &impl Adjacency<Node = NodeId>,
+        v: NodeId,
+        supported: bool,
+    ) -> Option<u32> {
         let users = graph.successors(v);
         if !supported {
             // No partition here: the sets are needed only as a row, and only if asked for.
@@ -458,7 +463,7 @@ impl Pass {
     /// partition (or out of any, when it has none), repeated until nothing moves.
     fn getitems_join_producers(
         &mut self,
-        graph: &impl DirectedGraph,
+        graph: &impl Adjacency<Node = NodeId>,
         order: &[NodeId],
         getitem: impl Fn(NodeId) -> bool,
     ) {

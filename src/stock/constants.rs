@@ -9,12 +9,12 @@
 //! `index_put` on a copy is "constant" to it, and tagged even with take-over off.
 
 use super::ExecutorchVersion;
-use crate::digraph::DirectedGraph;
+use crate::digraph::Adjacency;
 use crate::graph::{Graph, NodeId, NodeRoles, OpKind};
 use crate::options::Options;
 
 /// Tags placeholders in `partition` (fx partition numbers, `tag{number}`) as the version does.
-pub(super) fn tag_placeholders<G: DirectedGraph>(
+pub(super) fn tag_placeholders<G: Adjacency<Node = NodeId>>(
     graph: &Graph,
     users: &G,
     version: ExecutorchVersion,

@@ -14,7 +14,6 @@ import shutil
 import sys
 from importlib import metadata
 from pathlib import Path
-from typing import Dict, Optional
 
 from .verdict import Verdict
 
@@ -35,7 +34,7 @@ def cache_root() -> Path:
     return Path(base) / "partition-planner"
 
 
-def installed_versions() -> Dict[str, str]:
+def installed_versions() -> dict[str, str]:
     return dict(_installed_versions())
 
 
@@ -72,7 +71,7 @@ class VerdictCache:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._verdicts: Optional[Dict[str, Verdict]] = None
+        self._verdicts: dict[str, Verdict] | None = None
 
     @classmethod
     def for_installed(cls) -> "VerdictCache":
@@ -88,7 +87,7 @@ class VerdictCache:
             cache = _OPEN[place] = cls(path)
         return cache
 
-    def verdicts(self) -> Dict[str, Verdict]:
+    def verdicts(self) -> dict[str, Verdict]:
         """Every kept verdict by signature (read from disk on first use; not to be changed)."""
         if self._verdicts is None:
             self._verdicts = {}
@@ -104,7 +103,7 @@ class VerdictCache:
                 pass
         return self._verdicts
 
-    def get(self, signature: str) -> Optional[Verdict]:
+    def get(self, signature: str) -> Verdict | None:
         return self.verdicts().get(signature)
 
     def put(self, signature: str, verdict: Verdict) -> None:
@@ -122,4 +121,4 @@ class VerdictCache:
 
 
 # One cache object per cache directory in this process, so that every partitioner reads the file once.
-_OPEN: Dict[tuple, VerdictCache] = {}
+_OPEN: dict[tuple, VerdictCache] = {}

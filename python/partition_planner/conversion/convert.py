@@ -9,7 +9,7 @@ import functools
 import io
 import logging
 import traceback
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from .cache import installed_versions
 
@@ -73,7 +73,7 @@ def _is_guidance(error: BaseException) -> bool:
     return isinstance(hint, str) and bool(hint) and hint in str(error)
 
 
-def convert(program, compile_specs: Sequence) -> Optional[str]:
+def convert(program, compile_specs: Sequence) -> str | None:
     """None when coremltools converts ``program``; its first error line when it does not. An error
     executorch's backend gives as guidance to the user is raised, as lowering would raise it."""
     from executorch.backends.apple.coreml.compiler import CoreMLBackend

@@ -16,7 +16,7 @@ import functools
 import logging
 import operator
 import time
-from typing import Callable, Dict, List, Mapping, Optional, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import torch
 from torch.fx import Node
@@ -139,7 +139,7 @@ def _is_default(argument, value) -> bool:
 class ConversionProbes:
     """Asks coremltools about the nodes of edge programs, for one partitioner's compile specs."""
 
-    def __init__(self, compile_specs: Sequence, take_over_constant_data: bool, cache: Optional[VerdictCache] = None):
+    def __init__(self, compile_specs: Sequence, take_over_constant_data: bool, cache: VerdictCache | None = None):
         self.compile_specs = list(compile_specs)
         self.spec_key = compile_spec_key(self.compile_specs)
         self.take_over_constant_data = take_over_constant_data
@@ -156,15 +156,15 @@ class ConversionProbes:
     def verdicts(
         self,
         program,
-        nodes: List[Node],
+        nodes: list[Node],
         is_supported: Callable[[Node], bool],
-        templates: List[tuple],
-        refs: List[tuple],
-        described: Mapping[Node, Optional[str]],
+        templates: list[tuple],
+        refs: list[tuple],
+        described: Mapping[Node, str | None],
         names: Callable[[Node], str],
         signature: Mapping[str, Mapping[str, str]],
-        asked: Optional[set] = None,
-    ) -> Dict[Verdict, List[Node]]:
+        asked: set | None = None,
+    ) -> dict[Verdict, list[Node]]:
         """A verdict for each node the support check accepts (``is_supported``) that can stand
         alone as a program (with ``asked``, for those nodes only), as the nodes of each verdict.
         ``nodes`` are all of ``program``'s, in graph order; ``templates``/``refs`` the exporter's
@@ -179,7 +179,7 @@ class ConversionProbes:
         start = time.perf_counter()
         constant = self._constant_placeholders(program, signature)
         held = set(constant)
-        groups: Dict[tuple, List[Node]] = {}
+        groups: dict[tuple, list[Node]] = {}
         # Each value as a signature shows it: its shape and dtype, after its mark if the delegate
         # holds it as a constant (a value read at run time is marked when a signature's text is
         # made, ``_Probing.signature``).
@@ -233,7 +233,7 @@ class ConversionProbes:
         self.signatures = len(groups)
         probing = _Probing(self, program, constant, names, groups)
         # By verdict, so that the exporter writes each verdict's text once, for its nodes at once.
-        out: Dict[Verdict, List[Node]] = {}
+        out: dict[Verdict, list[Node]] = {}
         # A warm cache answers every group: looked up here, without a call per group.
         texts, spec_key, cached = _SIGNATURE_TEXTS, self.spec_key, self.cache.verdicts()
         asked_now = []
@@ -256,7 +256,7 @@ class ConversionProbes:
         self.seconds += time.perf_counter() - start
         return out
 
-    def refused_ops(self, program, targets, is_supported: Callable[[Node], bool]) -> Dict[object, Verdict]:
+    def refused_ops(self, program, targets, is_supported: Callable[[Node], bool]) -> dict[object, Verdict]:
         """Before decomposition (``ops_to_not_decompose``): of the ops ``targets`` the partitioner
         would keep whole, those the converter refuses for some node of ``program``, each with the
         first such verdict. Kept whole and then left on CPU, an op outside core ATen has no kernel
@@ -275,14 +275,14 @@ class ConversionProbes:
             program, nodes, supported, templates, refs, described, target_name, graph_signature(program), asked
         )
         refused_nodes = {node: v for v, group in found.items() if not v.converts for node in group}
-        refused: Dict[object, Verdict] = {}
+        refused: dict[object, Verdict] = {}
         for node in nodes:  # in graph order: an op's first refused node speaks for it
             verdict = refused_nodes.get(node)
             if verdict is not None:
                 refused.setdefault(node.target, verdict)
         return refused
 
-    def _constant_placeholders(self, program, signature: Mapping[str, Mapping[str, str]]) -> Dict[Node, str]:
+    def _constant_placeholders(self, program, signature: Mapping[str, Mapping[str, str]]) -> dict[Node, str]:
         """The placeholders of constant data a delegate takes in with the nodes that read them
         (``tag_constant_data``: parameters, lifted constants and buffers nothing mutates, when
         ``take_over_constant_data`` is on), each marked ``c``."""
@@ -294,7 +294,7 @@ class ConversionProbes:
         return {n: "c" for n in program.graph.find_nodes(op="placeholder") if n.name in held}
 
 # A signature's text by its compile specs and grouping key, for every call of this process (bounded).
-_SIGNATURE_TEXTS: Dict[tuple, str] = {}
+_SIGNATURE_TEXTS: dict[tuple, str] = {}
 _SIGNATURE_TEXTS_KEPT = 8192
 
 
@@ -310,10 +310,10 @@ class _Probing:
     fails too; the error kept is the one it gave alone, which names its own trouble. That probe's
     signature is the node's with its neighbours', cached as any other."""
 
-    def __init__(self, probes: ConversionProbes, program, constant: Dict[Node, str], names, groups: Dict[tuple, List[Node]]):
+    def __init__(self, probes: ConversionProbes, program, constant: dict[Node, str], names, groups: dict[tuple, list[Node]]):
         self.probes, self.program, self.constant, self.names = probes, program, constant, names
         self.groups = groups
-        self._key_of: Optional[Dict[Node, tuple]] = None
+        self._key_of: dict[Node, tuple] | None = None
 
     def signature(self, key: tuple, node: Node) -> str:
         # Kept across calls: the text of the arguments takes longer than a small program's plan.
@@ -328,7 +328,7 @@ class _Probing:
             _SIGNATURE_TEXTS[(spec_key, key)] = text
         return text
 
-    def _cached_or(self, signature: str, probe: Callable[[], Optional[Verdict]]) -> Optional[Verdict]:
+    def _cached_or(self, signature: str, probe: Callable[[], Verdict | None]) -> Verdict | None:
         probes = self.probes
         probes.asked.add(signature)
         verdict = probes.cache.get(signature)
@@ -352,7 +352,7 @@ class _Probing:
                 stack.extend(value.all_input_nodes)
         return held
 
-    def _outcome(self, members: set, node: Node) -> Optional[str]:
+    def _outcome(self, members: set, node: Node) -> str | None:
         """The converter's error on the program of ``members`` (``""`` when it converts), or None
         when no program can be built of them. ``node`` is the op probed: before decomposition it is
         kept whole, as the partitioner asks."""
@@ -368,19 +368,19 @@ class _Probing:
             return None
         return convert(probe, self.probes.compile_specs) or ""
 
-    def _verdict(self, node: Node, error: Optional[str]) -> Optional[Verdict]:
+    def _verdict(self, node: Node, error: str | None) -> Verdict | None:
         if error is None:
             return None
         p = self.probes
         return Verdict(not error, PROBE, p.converter, readable_call(node, self.names(node)), error or None)
 
-    def alone(self, key: tuple, node: Node) -> Optional[Verdict]:
+    def alone(self, key: tuple, node: Node) -> Verdict | None:
         return self._cached_or(
             self.signature(key, node),
             lambda: self._verdict(node, self._outcome(self._held(node), node)),
         )
 
-    def _key(self, node: Node) -> Optional[tuple]:
+    def _key(self, node: Node) -> tuple | None:
         if self._key_of is None:
             self._key_of = {n: key for key, group in self.groups.items() for n in group}
         return self._key_of.get(node)
@@ -402,7 +402,7 @@ class _Probing:
         beside = sorted({self.signature(self._key(n), n) for n in neighbours})
         signature = self.signature(self._key(node), node) + "|beside:" + "/".join(beside)
 
-        def probe() -> Optional[Verdict]:
+        def probe() -> Verdict | None:
             held = self._held(node)
             for n in neighbours:
                 held |= self._held(n)

@@ -14,7 +14,7 @@ own lowering."""
 from __future__ import annotations
 
 import copy
-from typing import Iterable, List, Optional
+from collections.abc import Iterable
 
 import torch
 from torch.export import ExportedProgram
@@ -68,7 +68,7 @@ def _tensor(program: ExportedProgram, spec: InputSpec, like: torch.Tensor) -> to
     return value
 
 
-def subprogram(program: ExportedProgram, members: Iterable[Node], outputs: Optional[List[Node]] = None) -> ExportedProgram:
+def subprogram(program: ExportedProgram, members: Iterable[Node], outputs: list[Node] | None = None) -> ExportedProgram:
     """The program executorch would convert for ``members`` (call_function nodes and the
     placeholders taken in with them). ``outputs``: the values to return, in order, instead of the
     members read outside the set (a probe returns its node whatever reads it)."""
@@ -80,7 +80,7 @@ def subprogram(program: ExportedProgram, members: Iterable[Node], outputs: Optio
     taken = [n for n in members if n.op == "placeholder"]
     ops = [n for n in members if n.op != "placeholder"]
     taken.sort(key=lambda n: _KIND_ORDER.get(specs[n.name].kind, 3) if n.name in specs else 3)
-    external: List[Node] = []
+    external: list[Node] = []
     seen = set()
     for n in ops:
         for a in n.all_input_nodes:

@@ -4,7 +4,7 @@ field carries (docs/bridge-json.md)."""
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 PROBE = "probe"
 VERIFICATION = "verification"
@@ -19,7 +19,7 @@ class Verdict(NamedTuple):
     # The op with the literal arguments that differ from its schema's defaults.
     call: str
     # The converter's first error line (exception type first); None when it converts.
-    error: Optional[str] = None
+    error: str | None = None
 
     def to_json(self, *, whole: bool = False) -> dict:
         """As the bridge document carries it: a verdict of conversion says how it was found, one

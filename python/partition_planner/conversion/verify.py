@@ -7,7 +7,8 @@ ends with it, and the prefix before it converts. That op (a multi-output op rath
 from __future__ import annotations
 
 import operator
-from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 from torch.fx import Node
 
@@ -28,9 +29,9 @@ def _is_getitem(node: Node) -> bool:
     return node.op == "call_function" and node.target is operator.getitem
 
 
-def planned_partitions(program, node_tags: Mapping[str, Optional[str]]) -> Dict[str, List[Node]]:
+def planned_partitions(program, node_tags: Mapping[str, str | None]) -> dict[str, list[Node]]:
     """Each tag's nodes, placeholders included, in graph order."""
-    out: Dict[str, List[Node]] = {}
+    out: dict[str, list[Node]] = {}
     for node in program.graph.nodes:
         tag = node_tags.get(node.name)
         if tag is not None:
@@ -38,14 +39,14 @@ def planned_partitions(program, node_tags: Mapping[str, Optional[str]]) -> Dict[
     return out
 
 
-def _conversion_error(program, members: List[Node], compile_specs: Sequence) -> Optional[str]:
+def _conversion_error(program, members: list[Node], compile_specs: Sequence) -> str | None:
     try:
         return convert(subprogram(program, members), compile_specs)
     except NotBuildable:
         return None
 
 
-def failing_op(program, tag: str, members: List[Node], compile_specs: Sequence) -> Optional[Culprit]:
+def failing_op(program, tag: str, members: list[Node], compile_specs: Sequence) -> Culprit | None:
     """None when the partition converts; otherwise the op bisection blames."""
     error = _conversion_error(program, members, compile_specs)
     if error is None:
@@ -57,7 +58,7 @@ def failing_op(program, tag: str, members: List[Node], compile_specs: Sequence) 
     errors = {len(ends) - 1: error}
     conversions = 1
 
-    def prefix_error(k: int) -> Optional[str]:
+    def prefix_error(k: int) -> str | None:
         prefix = ops[:k]
         chosen = set(prefix)
         return _conversion_error(program, [p for p in taken if any(u in chosen for u in p.users)] + prefix, compile_specs)
@@ -77,7 +78,7 @@ def failing_op(program, tag: str, members: List[Node], compile_specs: Sequence) 
     return Culprit(tag, culprit, errors[low], conversions)
 
 
-def failing_ops(program, node_tags: Mapping[str, Optional[str]], compile_specs: Sequence) -> List[Culprit]:
+def failing_ops(program, node_tags: Mapping[str, str | None], compile_specs: Sequence) -> list[Culprit]:
     """The op to blame in each planned partition that does not convert."""
     found = []
     for tag, members in planned_partitions(program, node_tags).items():
