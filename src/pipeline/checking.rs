@@ -3,36 +3,14 @@
 //! into the checker's claims, and the checker sees the plan's tags and the stock proposal's,
 //! knowing nothing of how either was made.
 
-use crate::check::{BufferClaim, Claims, GraphView, Lives, check_claims_in, check_in};
+use super::{claims, delegable};
+use crate::check::{GraphView, check_claims_in, check_in};
 use crate::graph::Graph;
 use crate::outcome::{Plan, Verdict};
-use crate::plan::{self, PlanRequest, Strategy};
+use crate::plan::{self, PlanRequest};
 use crate::rules::Finding;
 use crate::tagging::Tagging;
 use crate::threads;
-
-/// What `plan` (or a draft) says of itself, in the checker's terms.
-pub fn claims<S>(plan: &plan::Plan<S>) -> Claims<'_> {
-    Claims {
-        buffers: plan
-            .buffers
-            .iter()
-            .map(|b| BufferClaim {
-                buffer: &b.buffer,
-                placeholder: b.placeholder,
-                writer: b.writer,
-                lives: match b.strategy {
-                    Strategy::State => Lives::State(b.partition.as_deref()),
-                    Strategy::Cpu => Lives::Cpu,
-                    Strategy::Io => Lives::Io,
-                },
-            })
-            .collect(),
-        partitions: plan.measure.partitions.len(),
-        states: plan.measure.states(),
-        boundary_bytes: plan.measure.boundary_bytes(),
-    }
-}
 
 /// Runs the checker on `plan`, made for `request`, and on the stock proposal it is compared with.
 pub fn verify(graph: &Graph, plan: &Plan, request: &PlanRequest) -> Verdict {
@@ -58,11 +36,7 @@ pub fn verify_plan<S>(
     plan: &plan::Plan<S>,
     request: &PlanRequest,
 ) -> Vec<Finding> {
-    // A node kept on CPU may be tagged by nobody: to the checker it is unsupported.
-    let mut delegable = request.supported.clone();
-    for n in &request.on_cpu {
-        delegable[n.index()] = false;
-    }
+    let delegable = delegable(request);
     let claims = claims(plan);
     check_claims_in(
         view,

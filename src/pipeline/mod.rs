@@ -12,23 +12,24 @@
 
 mod check_tags;
 mod checking;
-mod compare;
 mod given_plan;
 mod whatif;
 
 pub use check_tags::{CheckedTags, Checking, check_tags};
-pub use checking::{claims, verify, verify_in, verify_plan, verify_stock};
-pub use compare::{estimated_stock, stock_comparison, stock_proposal};
+pub use checking::{verify, verify_in, verify_plan, verify_stock};
 pub use given_plan::given_plan;
 pub use whatif::Session;
 
-use crate::analyse::{Analysis, GraphIndex, analyse_indexed};
-use crate::check::GraphView;
+use crate::analyse::{Analysis, DirectedGraph, GraphIndex, analyse_indexed};
+use crate::check::{BufferClaim, Claims, GraphView, Lives, check_claims_in, check_in};
+use crate::cost::{Scratch, estimate};
 use crate::graph::Graph;
+use crate::outcome::StockComparison;
 use crate::outcome::{Plan, Verdict};
-use crate::plan::{Draft, PlanError, PlanRequest, draft};
-use crate::report::{self, PlanText};
-use crate::rules::Finding;
+use crate::plan::{self, PlanError, PlanRequest, Strategy, draft};
+use crate::report::{self, DraftJson, PlanText};
+use crate::stock;
+use crate::tagging::Tagging;
 use crate::threads;
 use std::sync::Arc;
 
@@ -48,7 +49,7 @@ pub fn run(graph: &Graph, request: &PlanRequest) -> Result<Run, PlanError> {
 /// [`run`] in `view`, the checker's view of `graph`: the side that checks first builds it, and the
 /// other, and later checks of the same graph (what-if's scenarios), reuse it.
 pub fn run_in(view: &GraphView, graph: &Graph, request: &PlanRequest) -> Result<Run, PlanError> {
-    run_then(view, graph, request, |_, _, _| ()).map(|(run, ())| run)
+    run_with(view, graph, request, false).map(|(run, _)| run)
 }
 
 /// [`run`], with the `plan@1` document as `serde_json::to_string_pretty` writes it. The members
@@ -58,46 +59,60 @@ pub fn run_to_plan_json(
     graph: &Graph,
     request: &PlanRequest,
 ) -> Result<(Run, serde_json::Result<PlanText>), PlanError> {
-    let (run, alone) = run_then(
-        &GraphView::default(),
-        graph,
-        request,
-        |analysis, draft, found| report::plan_alone_json(graph, analysis, draft, found),
-    )?;
+    let (run, alone) = run_with(&GraphView::default(), graph, request, true)?;
+    let alone = alone.unwrap_or_else(|| {
+        report::plan_alone_json(graph, &run.analysis, &run.plan, &run.verdict.plan)
+    });
     let json = alone.and_then(|alone| {
         report::plan_json_text(graph, &run.analysis, &run.plan, &run.verdict, alone)
     });
     Ok((run, json))
 }
 
-/// The run, with `report` called on the planner's side once the draft is checked (its analysis,
-/// the draft and the checker's findings on it), while the stock side may still be at work.
-fn run_then<T>(
+/// The run. With `write_json`, the planner's side also writes what of the `plan@1` document the
+/// draft already says, once the draft is checked, while the stock side may still be at work. The
+/// stages are called here, in order, each once.
+fn run_with(
     view: &GraphView,
     graph: &Graph,
     request: &PlanRequest,
-    report: impl FnOnce(&Analysis, &Draft, &[Finding]) -> T,
-) -> Result<(Run, T), PlanError> {
+    write_json: bool,
+) -> Result<(Run, Option<serde_json::Result<DraftJson>>), PlanError> {
+    let delegable = delegable(request);
     request.fits(graph)?;
     let index = Arc::new(GraphIndex::new(graph));
+    let beside = index.node_count() >= threads::BESIDE_FROM_NODES;
     let ((tagging, source, stock_findings), (analysis, drafted)) = threads::both(
-        graph.len() >= threads::BESIDE_FROM_NODES,
+        beside,
         || {
-            let (tagging, source) = stock_proposal(graph, index.as_ref(), request);
-            let findings = verify_stock(view, graph, &tagging, request);
-            (tagging, source, findings)
+            // The stock side: the proposal (reproduced for an untagged document), checked.
+            let (tagging, source) =
+                stock::proposal(graph, &index, &request.options, &request.supported);
+            let found = check_in(view, graph, &tagging, &request.options, &request.supported);
+            (tagging, source, found)
         },
         || {
+            // The planner's side: the analysis, the draft, checked against what it claims, and
+            // what of the plan document the draft already says.
             let analysis = analyse_indexed(graph, Arc::clone(&index));
             let drafted = draft(graph, &analysis, request).map(|draft| {
-                let findings = verify_plan(view, graph, &draft, request);
-                let reported = report(&analysis, &draft, &findings);
-                (draft, findings, reported)
+                let claims = claims(&draft);
+                let found = check_claims_in(
+                    view,
+                    graph,
+                    &draft.tagging,
+                    &draft.options,
+                    &delegable,
+                    &claims,
+                );
+                let written =
+                    write_json.then(|| report::plan_alone_json(graph, &analysis, &draft, &found));
+                (draft, found, written)
             });
             (analysis, drafted)
         },
     );
-    let (draft, plan_findings, reported) = drafted?;
+    let (draft, plan_findings, written) = drafted?;
     let stock = estimated_stock(graph, &analysis, request, tagging, source);
     let verdict = Verdict {
         plan: plan_findings,
@@ -110,8 +125,44 @@ fn run_then<T>(
             plan,
             verdict,
         },
-        reported,
+        written,
     ))
+}
+
+/// What `plan` (or a draft) says of itself, in the checker's terms.
+pub fn claims<S>(plan: &plan::Plan<S>) -> Claims<'_> {
+    Claims {
+        buffers: plan
+            .buffers
+            .iter()
+            .map(|b| BufferClaim {
+                buffer: &b.buffer,
+                placeholder: b.placeholder,
+                writer: b.writer,
+                lives: match b.strategy {
+                    Strategy::State => Lives::State(b.partition.as_deref()),
+                    Strategy::Cpu => Lives::Cpu,
+                    Strategy::Io => Lives::Io,
+                },
+            })
+            .collect(),
+        partitions: plan.measure.partitions.len(),
+        states: plan.measure.states(),
+        boundary_bytes: plan.measure.boundary_bytes(),
+    }
+}
+
+/// Which nodes a plan for `request` may delegate, as the checker reads it: a node kept on CPU may
+/// be tagged by nobody, so to the checker it is unsupported.
+pub(crate) fn delegable(request: &PlanRequest) -> Vec<bool> {
+    let mut delegable = request.supported.clone();
+    for n in &request.on_cpu {
+        // A table of the wrong length is refused by `PlanRequest::fits`, not here.
+        if let Some(d) = delegable.get_mut(n.index()) {
+            *d = false;
+        }
+    }
+    delegable
 }
 
 /// Plans `graph` for `request` and compares the plan with the stock proposal, unchecked (what-if's
@@ -125,4 +176,43 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
         || draft(graph, analysis, request),
     );
     Ok(draft?.compared_with(stock))
+}
+
+/// The stock proposal for `graph` and `request`, with the request's cost model's estimate of it.
+pub fn stock_comparison(
+    graph: &Graph,
+    analysis: &Analysis,
+    request: &PlanRequest,
+) -> StockComparison {
+    let (tagging, source) = stock::proposal(
+        graph,
+        analysis.index.as_ref(),
+        &request.options,
+        &request.supported,
+    );
+    estimated_stock(graph, analysis, request, tagging, source)
+}
+
+/// The stock proposal `tagging` from `source`, with the request's cost model's estimate of it.
+pub fn estimated_stock(
+    graph: &Graph,
+    analysis: &Analysis,
+    request: &PlanRequest,
+    tagging: Tagging,
+    source: stock::Source,
+) -> StockComparison {
+    let estimate = estimate(
+        graph,
+        analysis,
+        &request.options,
+        &request.cost,
+        tagging.partitions(),
+        tagging.partition_count(),
+        &mut Scratch::default(),
+    );
+    StockComparison {
+        tagging,
+        source,
+        estimate,
+    }
 }
