@@ -6,7 +6,8 @@
 //!                   └─ stock proposal (stock/) ── check the stock ─┘
 //! ```
 //!
-//! For a large document the two sides run on two threads from the moment the adjacency is built.
+//! The graph comes in imported (`api` imports a document; the CLI frees its text first). For a
+//! large document the two sides run on two threads from the moment the adjacency is built.
 //! The planner never sees the stock proposal and never runs the checker; the checker never sees
 //! the planner: the pipeline hands each the other's result as a value.
 
@@ -24,8 +25,7 @@ use crate::analyse::{Analysis, DirectedGraph, GraphIndex, analyse_indexed};
 use crate::check::{BufferClaim, Claims, GraphView, Lives, check_claims_in, check_in};
 use crate::cost::{Scratch, estimate};
 use crate::graph::Graph;
-use crate::outcome::StockComparison;
-use crate::outcome::{Plan, Verdict};
+use crate::outcome::{Plan, StockComparison, Verdict};
 use crate::plan::{self, PlanError, PlanRequest, Strategy, draft};
 use crate::report::{self, DraftJson, PlanText};
 use crate::stock;
