@@ -1,4 +1,8 @@
-//! The index from a node's name to its id that import fills and `Graph::find` reads.
+//! The index from a node's name to its id that import fills and `Graph::find` reads. Hand-written
+//! rather than hashbrown's `HashTable<u32>` fed the same precomputed hashes, because it wins
+//! clearly where it matters (2026-12-07, a generated 10^6-node document): importing it took 1.25×
+//! as long with `HashTable` (620 against 495 ms in-process, `examples/parse_only`), the whole
+//! `plan` process 1.08× (15 pairs, `farm-bench`); at 10^5 nodes and on Qwen3.5 the two are level.
 
 use super::{Node, NodeId};
 use hashbrown::DefaultHashBuilder;
