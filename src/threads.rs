@@ -9,7 +9,7 @@ use std::thread::ScopedJoinHandle;
 /// Graphs from this many nodes split planning, checking and writing the plan JSON between two
 /// threads. Starting and joining a thread costs 0.1–0.15 ms on the 2-core development VM; at
 /// Qwen3.5's 2,898 nodes the stock reproduction (1.4 ms) beside the search (0.4 ms) was 1.09x
-/// slower as a whole process, at 10^5 nodes 0.92x, at 10^6 0.89x (docs/performance.md).
+/// slower as a whole process, at 10^5 nodes 0.92x, at 10^6 0.89x (measured 2026-12-05).
 pub const BESIDE_FROM_NODES: usize = 50_000;
 
 /// Whether a second thread can run beside this one (asked of the system once).
