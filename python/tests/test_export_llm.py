@@ -11,6 +11,7 @@ anything is built."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from importlib import resources
@@ -97,10 +98,19 @@ def test_the_python_entry_point_with_take_over_on(tmp_path):
 
 
 def refused(capsys, tmp_path, *args):
-    out = tmp_path / "out"
-    code = entry.main([*args, f"export.output_dir={out}"])
+    """Refused before executorch's pipeline starts: nothing in the output directory, and no Hydra
+    ``outputs/`` in the working directory."""
+    out, cwd = tmp_path / "out", tmp_path / "cwd"
+    cwd.mkdir(exist_ok=True)
+    before = os.getcwd()
+    os.chdir(cwd)
+    try:
+        code = entry.main([*args, f"export.output_dir={out}"])
+    finally:
+        os.chdir(before)
     assert code == 2
     assert not out.exists() or not any(out.iterdir())
+    assert not any(cwd.iterdir()), "executorch's pipeline ran before the refusal"
     return capsys.readouterr().err
 
 

@@ -80,10 +80,10 @@ def _precheck(config_file: dict, rest: list[str], planner: PlannerOptions) -> No
 
     try:
         dotlist = [a for a in rest if not a.startswith("-") and "=" in a]
-        composed = composed(without_planner(config_file), OmegaConf.from_dotlist(dotlist))
+        config = composed(without_planner(config_file), OmegaConf.from_dotlist(dotlist))
     except Exception:  # export_llm itself will say what is wrong with it
         return
-    check_config(composed, planner)
+    check_config(config, planner)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
