@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import filecmp
-import os
 import subprocess
 import sys
 import tempfile
