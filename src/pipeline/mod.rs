@@ -21,7 +21,7 @@ pub use checking::{verify, verify_in, verify_plan, verify_stock};
 pub use given_plan::given_plan;
 pub use whatif::Session;
 
-use crate::analyse::{Analysis, DirectedGraph, GraphIndex, analyse_indexed};
+use crate::analyse::{Analysis, GraphIndex, analyse_indexed};
 use crate::check::{BufferClaim, Claims, GraphView, Lives, check_claims_in, check_in};
 use crate::cost::{Scratch, estimate};
 use crate::graph::Graph;
@@ -78,12 +78,11 @@ fn run_with(
     request: &PlanRequest,
     write_json: bool,
 ) -> Result<(Run, Option<serde_json::Result<DraftJson>>), PlanError> {
-    let delegable = delegable(request);
     request.fits(graph)?;
+    let delegable = delegable(request);
     let index = Arc::new(GraphIndex::new(graph));
-    let beside = index.node_count() >= threads::BESIDE_FROM_NODES;
     let ((tagging, source, stock_findings), (analysis, drafted)) = threads::both(
-        beside,
+        graph.len() >= threads::BESIDE_FROM_NODES,
         || {
             // The stock side: the proposal (reproduced for an untagged document), checked.
             let (tagging, source) =
