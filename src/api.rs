@@ -3,12 +3,11 @@
 //! hands them to the pipeline (`crate::pipeline`), which runs the stages; what the CLI needs of
 //! the stages' vocabulary is re-exported here, so that it calls nothing else.
 
-use crate::analyse::{Analysis, GraphIndex};
+use crate::analyse::GraphIndex;
 use crate::decision::{Refusal, Strategy, StrategyRequest, UnknownStrategy};
-use crate::manifest::{ManifestDiff, manifest, manifest_diff};
+use crate::manifest::{ManifestDiff, manifest_diff};
 use crate::measure::Measure;
 use crate::options::Options;
-use crate::outcome::{Plan, Verdict};
 use crate::pipeline::{self, Session};
 use crate::plan::{PlanError, PlanRequest, parse_strategy_spec};
 use crate::report::map::{Map, MapParts};
@@ -29,7 +28,7 @@ pub use crate::options::{ByteSize, DeploymentTarget, PartialOptions};
 pub use crate::pipeline::Checking;
 pub use crate::report::manifest_diff_text;
 pub use crate::report::map::{Picture, PictureFormat};
-pub use crate::report::{PlanDocumentError, read_plan};
+pub use crate::report::{PlanDocumentError, Planned, read_plan};
 pub use crate::whatif::{ChangeError, Scenario, parse_scenarios};
 
 /// What a caller may override of the document's own options, and the strategies it asks for.
@@ -126,59 +125,6 @@ pub enum ApiError {
     PlanDocument(#[from] PlanDocumentError),
 }
 
-/// A planned document: the graph and its analysis, kept for reporting, the plan, and the
-/// independent checker's verdict on it.
-pub struct Planned {
-    pub graph: Graph,
-    pub analysis: Analysis,
-    pub plan: Plan,
-    pub verdict: Verdict,
-}
-
-impl Planned {
-    fn of(graph: Graph, run: pipeline::Run) -> Self {
-        let pipeline::Run {
-            analysis,
-            plan,
-            verdict,
-        } = run;
-        Planned {
-            graph,
-            analysis,
-            plan,
-            verdict,
-        }
-    }
-    /// The `plan@1` document, written as serde serializes it.
-    pub fn json(&self) -> report::PlanDocument<'_> {
-        report::plan_json(&self.graph, &self.analysis, &self.plan, &self.verdict)
-    }
-    pub fn text(&self) -> String {
-        report::plan_text(&self.graph, &self.analysis, &self.plan, &self.verdict)
-    }
-    /// The first violation the checker finds in the plan, in words: a planner bug.
-    pub fn violation(&self) -> Option<report::Explained> {
-        let v = self.verdict.violations().next()?;
-        Some(report::explain(&self.graph, v))
-    }
-    /// One entry per delegate partition, keyed by content (docs/manifest.md).
-    pub fn manifest(&self) -> Manifest {
-        manifest(&self.graph, &self.plan.tagging, &self.plan.options)
-    }
-    /// The partition map the pictures are drawn from (`partition-planner render`).
-    pub fn map(&self) -> Map<'_> {
-        Map::new(&self.graph, &self.analysis, &self.plan, &self.verdict)
-    }
-    /// What to call the model in a picture: the model the exporter recorded, else `fallback`.
-    pub fn title(&self, fallback: &str) -> String {
-        title_of(&self.graph, fallback)
-    }
-    /// The plan drawn beside the stock proposal (docs/pictures.md).
-    pub fn picture(&self, format: PictureFormat, title: &str) -> Picture {
-        report::map::picture(&self.map(), format, title)
-    }
-}
-
 pub fn plan_document(text: &str, overrides: &Overrides) -> Result<Planned, ApiError> {
     plan_graph(parse_graph(text)?, overrides)
 }
@@ -186,19 +132,17 @@ pub fn plan_document(text: &str, overrides: &Overrides) -> Result<Planned, ApiEr
 /// [`plan_document`] of a graph already imported: the CLI frees the document's text first.
 pub fn plan_graph(graph: Graph, overrides: &Overrides) -> Result<Planned, ApiError> {
     let request = overrides.request(&graph)?;
-    let run = pipeline::run(&graph, &request)?;
-    Ok(Planned::of(graph, run))
+    Ok(pipeline::planned(graph, &request)?)
 }
 
 /// [`plan_graph`] with the `plan@1` document as `serde_json::to_string_pretty` writes it, most of
-/// it written while the stock side is at work (`pipeline::run_to_plan_json`).
+/// it written while the stock side is at work (`pipeline::planned_with_json`).
 pub fn plan_graph_json(
     graph: Graph,
     overrides: &Overrides,
 ) -> Result<(Planned, serde_json::Result<PlanText>), ApiError> {
     let request = overrides.request(&graph)?;
-    let (run, json) = pipeline::run_to_plan_json(&graph, &request)?;
-    Ok((Planned::of(graph, run), json))
+    Ok(pipeline::planned_with_json(graph, &request)?)
 }
 
 /// A plan document drawn over its graph (`render --plan`): the tags and buffer decisions it
@@ -210,7 +154,7 @@ pub struct PlanOnGraph {
 
 impl PlanOnGraph {
     pub fn title(&self, fallback: &str) -> String {
-        title_of(&self.graph, fallback)
+        report::title_of(&self.graph, fallback)
     }
     /// The plan drawn beside the stock proposal.
     pub fn picture(self, format: PictureFormat, title: &str) -> Picture {
@@ -236,14 +180,6 @@ pub fn plan_on(graph: Graph, plan: &str) -> Result<PlanOnGraph, ApiError> {
 /// A document's bytes as text, checked on both cores for a large one; `None` if not UTF-8.
 pub fn document_text(bytes: &[u8]) -> Option<&str> {
     crate::threads::utf8(bytes)
-}
-
-fn title_of(graph: &Graph, fallback: &str) -> String {
-    let recorded = graph.producer.as_ref().and_then(|p| p.get("model"));
-    recorded
-        .and_then(|m| m.as_str())
-        .unwrap_or(fallback)
-        .to_string()
 }
 
 /// A checked document: the tagging checked and every finding on it.

@@ -2,7 +2,7 @@
 //! It is a model with named constants (docs/cost.md), not a device measurement. The planner uses
 //! it to choose among the strategies the options allow; reports show it. It decides nothing itself.
 
-use crate::analyse::{Adjacency, Analysis};
+use crate::analyse::{Adjacency, GraphIndex};
 use crate::graph::{Graph, NodeId, OpKind};
 use crate::options::Options;
 use serde::{Deserialize, Serialize};
@@ -111,7 +111,7 @@ impl CostOverrides {
     }
 
     /// These constants with every one `later` gives replacing them.
-    pub fn then(self, later: CostOverrides) -> CostOverrides {
+    pub fn overridden_by(self, later: CostOverrides) -> CostOverrides {
         CostOverrides {
             call_overhead_us: later.call_overhead_us.or(self.call_overhead_us),
             bytes_per_us: later.bytes_per_us.or(self.bytes_per_us),
@@ -232,7 +232,7 @@ pub struct Scratch {
 /// partitions. O(V + E).
 pub fn estimate(
     graph: &Graph,
-    analysis: &Analysis,
+    index: &GraphIndex,
     options: &Options,
     model: &CostModel,
     partition_of: &[Option<u32>],
@@ -265,7 +265,7 @@ pub fn estimate(
         }
         let mut crossings = 0u64;
         let mut leaves = false;
-        for &user in analysis.index.successors(value) {
+        for &user in index.successors(value) {
             let there = partition_of[user.index()];
             if there == home {
                 continue;

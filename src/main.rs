@@ -130,7 +130,7 @@ impl CostArg {
     fn merged(&self) -> CostOverrides {
         self.cost
             .iter()
-            .fold(CostOverrides::default(), |acc, &c| acc.then(c))
+            .fold(CostOverrides::default(), |acc, &c| acc.overridden_by(c))
     }
 }
 

@@ -1,10 +1,19 @@
 //! What a run of the pipeline yields, as values the reports read: the plan compared with the stock
 //! proposal it replaces, and the independent checker's verdict on both.
 
+use crate::analyse::Analysis;
 use crate::cost::CostEstimate;
 use crate::rules::Finding;
 use crate::stock;
 use crate::tagging::Tagging;
+
+/// A planned graph: its analysis, kept for reporting, the plan compared with the stock proposal,
+/// and the checker's verdict on both.
+pub struct Run {
+    pub analysis: Analysis,
+    pub plan: Plan,
+    pub verdict: Verdict,
+}
 
 /// A plan compared with the stock proposal: the planner's [`crate::plan::Draft`] with the
 /// comparison the pipeline adds.

@@ -3,7 +3,7 @@
 //! into the checker's claims, and the checker sees the plan's tags and the stock proposal's,
 //! knowing nothing of how either was made.
 
-use super::{claims, delegable};
+use super::claims;
 use crate::check::{GraphView, check_claims_in, check_in};
 use crate::graph::Graph;
 use crate::outcome::{Plan, Verdict};
@@ -36,7 +36,7 @@ pub fn verify_plan<S>(
     plan: &plan::Plan<S>,
     request: &PlanRequest,
 ) -> Vec<Finding> {
-    let delegable = delegable(request);
+    let delegable = request.delegable();
     let claims = claims(plan);
     check_claims_in(
         view,

@@ -45,7 +45,7 @@ pub fn given_plan(graph: &Graph, given: GivenPlan) -> Result<MapParts, PlanDocum
     let mut estimate = |t: &Tagging| {
         estimate(
             graph,
-            &analysis,
+            &analysis.index,
             &given.options,
             &given.cost,
             t.partitions(),

@@ -2,8 +2,8 @@
 //! CLI and the Python binding; what-if; render):
 //!
 //! ```text
-//! import → analyse ─┬─ draft (plan/) ──────────── check the draft ─┬─ compare → report
-//!                   └─ stock proposal (stock/) ── check the stock ─┘
+//! import → analyse ─┬─ draft (plan/) ────────────────────────── check the draft ─┬─ compare → report
+//!                   └─ stock proposal (stock/), its estimate ── check the stock ─┘
 //! ```
 //!
 //! The graph comes in imported (`api` imports a document; the CLI frees its text first). For a
@@ -25,20 +25,47 @@ use crate::analyse::{Analysis, GraphIndex, analyse_indexed};
 use crate::check::{BufferClaim, Claims, GraphView, Lives, check_claims_in, check_in};
 use crate::cost::{Scratch, estimate};
 use crate::graph::Graph;
-use crate::outcome::{Plan, StockComparison, Verdict};
+use crate::outcome::{Plan, Run, StockComparison, Verdict};
 use crate::plan::{self, PlanError, PlanRequest, Strategy, draft};
-use crate::report::{self, DraftJson, PlanText};
+use crate::report::{self, DraftJson, PlanText, Planned};
 use crate::stock;
-use crate::tagging::Tagging;
 use crate::threads;
 use std::sync::Arc;
 
-/// A planned graph: its analysis, kept for reporting, the plan compared with the stock proposal,
-/// and the checker's verdict on both.
-pub struct Run {
-    pub analysis: Analysis,
-    pub plan: Plan,
-    pub verdict: Verdict,
+/// Every stage on `graph` for `request`: the plan and the stock proposal, checked, ready to be
+/// reported.
+pub fn planned(graph: Graph, request: &PlanRequest) -> Result<Planned, PlanError> {
+    let run = run(&graph, request)?;
+    Ok(Planned::of(graph, run))
+}
+
+/// [`planned`], with the `plan@1` document as `serde_json::to_string_pretty` writes it. The members
+/// that depend on the plan alone (most of a large plan's text) are written on the planner's side
+/// as soon as the draft is checked: for a large document, while the stock side is still at work.
+pub fn planned_with_json(
+    graph: Graph,
+    request: &PlanRequest,
+) -> Result<(Planned, serde_json::Result<PlanText>), PlanError> {
+    let (run, alone) = run_with(&GraphView::default(), &graph, request, true)?;
+    let planned = Planned::of(graph, run);
+    let alone = alone.unwrap_or_else(|| {
+        report::plan_alone_json(
+            &planned.graph,
+            &planned.analysis,
+            &planned.plan,
+            &planned.verdict.plan,
+        )
+    });
+    let json = alone.and_then(|alone| {
+        report::plan_json_text(
+            &planned.graph,
+            &planned.analysis,
+            &planned.plan,
+            &planned.verdict,
+            alone,
+        )
+    });
+    Ok((planned, json))
 }
 
 /// Plans `graph` for `request` and checks the plan and the stock proposal.
@@ -52,23 +79,6 @@ pub fn run_in(view: &GraphView, graph: &Graph, request: &PlanRequest) -> Result<
     run_with(view, graph, request, false).map(|(run, _)| run)
 }
 
-/// [`run`], with the `plan@1` document as `serde_json::to_string_pretty` writes it. The members
-/// that depend on the plan alone (most of a large plan's text) are written on the planner's side
-/// as soon as the draft is checked: for a large document, while the stock side is still at work.
-pub fn run_to_plan_json(
-    graph: &Graph,
-    request: &PlanRequest,
-) -> Result<(Run, serde_json::Result<PlanText>), PlanError> {
-    let (run, alone) = run_with(&GraphView::default(), graph, request, true)?;
-    let alone = alone.unwrap_or_else(|| {
-        report::plan_alone_json(graph, &run.analysis, &run.plan, &run.verdict.plan)
-    });
-    let json = alone.and_then(|alone| {
-        report::plan_json_text(graph, &run.analysis, &run.plan, &run.verdict, alone)
-    });
-    Ok((run, json))
-}
-
 /// The run. With `write_json`, the planner's side also writes what of the `plan@1` document the
 /// draft already says, once the draft is checked, while the stock side may still be at work. The
 /// stages are called here, in order, each once.
@@ -79,16 +89,22 @@ fn run_with(
     write_json: bool,
 ) -> Result<(Run, Option<serde_json::Result<DraftJson>>), PlanError> {
     request.fits(graph)?;
-    let delegable = delegable(request);
+    let delegable = request.delegable();
     let index = Arc::new(GraphIndex::new(graph));
-    let ((tagging, source, stock_findings), (analysis, drafted)) = threads::both(
+    let ((stock, stock_findings), (analysis, drafted)) = threads::both(
         graph.len() >= threads::BESIDE_FROM_NODES,
         || {
-            // The stock side: the proposal (reproduced for an untagged document), checked.
-            let (tagging, source) =
-                stock::proposal(graph, &index, &request.options, &request.supported);
-            let found = check_in(view, graph, &tagging, &request.options, &request.supported);
-            (tagging, source, found)
+            // The stock side: the proposal (reproduced for an untagged document), estimated by
+            // the request's cost model, and checked.
+            let stock = stock_comparison(graph, &index, request);
+            let found = check_in(
+                view,
+                graph,
+                &stock.tagging,
+                &request.options,
+                &request.supported,
+            );
+            (stock, found)
         },
         || {
             // The planner's side: the analysis, the draft, checked against what it claims, and
@@ -112,7 +128,6 @@ fn run_with(
         },
     );
     let (draft, plan_findings, written) = drafted?;
-    let stock = estimated_stock(graph, &analysis, request, tagging, source);
     let verdict = Verdict {
         plan: plan_findings,
         stock: stock_findings,
@@ -151,19 +166,6 @@ pub fn claims<S>(plan: &plan::Plan<S>) -> Claims<'_> {
     }
 }
 
-/// Which nodes a plan for `request` may delegate, as the checker reads it: a node kept on CPU may
-/// be tagged by nobody, so to the checker it is unsupported.
-pub(crate) fn delegable(request: &PlanRequest) -> Vec<bool> {
-    let mut delegable = request.supported.clone();
-    for n in &request.on_cpu {
-        // A table of the wrong length is refused by `PlanRequest::fits`, not here.
-        if let Some(d) = delegable.get_mut(n.index()) {
-            *d = false;
-        }
-    }
-    delegable
-}
-
 /// Plans `graph` for `request` and compares the plan with the stock proposal, unchecked (what-if's
 /// answers, tools and tests; [`verify`] checks it). A large untagged document's stock proposal,
 /// reproduced, takes longer than the search: it runs beside it.
@@ -171,7 +173,7 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
     request.fits(graph)?;
     let (stock, draft) = threads::both(
         graph.stock_partitions == 0 && graph.len() >= threads::BESIDE_FROM_NODES,
-        || stock_comparison(graph, analysis, request),
+        || stock_comparison(graph, &analysis.index, request),
         || draft(graph, analysis, request),
     );
     Ok(draft?.compared_with(stock))
@@ -180,29 +182,13 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
 /// The stock proposal for `graph` and `request`, with the request's cost model's estimate of it.
 pub fn stock_comparison(
     graph: &Graph,
-    analysis: &Analysis,
+    index: &GraphIndex,
     request: &PlanRequest,
 ) -> StockComparison {
-    let (tagging, source) = stock::proposal(
-        graph,
-        analysis.index.as_ref(),
-        &request.options,
-        &request.supported,
-    );
-    estimated_stock(graph, analysis, request, tagging, source)
-}
-
-/// The stock proposal `tagging` from `source`, with the request's cost model's estimate of it.
-pub fn estimated_stock(
-    graph: &Graph,
-    analysis: &Analysis,
-    request: &PlanRequest,
-    tagging: Tagging,
-    source: stock::Source,
-) -> StockComparison {
+    let (tagging, source) = stock::proposal(graph, index, &request.options, &request.supported);
     let estimate = estimate(
         graph,
-        analysis,
+        index,
         &request.options,
         &request.cost,
         tagging.partitions(),

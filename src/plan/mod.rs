@@ -52,6 +52,19 @@ impl PlanRequest {
         Ok(())
     }
 
+    /// Which nodes a plan for this request may delegate, as the checker reads it: a node kept on
+    /// CPU may be tagged by nobody, so to the checker it is unsupported.
+    pub fn delegable(&self) -> Vec<bool> {
+        let mut delegable = self.supported.clone();
+        for n in &self.on_cpu {
+            // A table of the wrong length is refused by `fits`, not here.
+            if let Some(d) = delegable.get_mut(n.index()) {
+                *d = false;
+            }
+        }
+        delegable
+    }
+
     /// The request the document itself makes: its options and support, every buffer on auto.
     pub fn new(graph: &Graph) -> Self {
         PlanRequest {

@@ -70,7 +70,7 @@ pub(super) fn units<'a>(
 }
 
 /// Where the pieces of one partition begin, and what each unit alone weighs.
-pub(super) struct Planned {
+pub(super) struct PieceCuts {
     /// Per unit: the reason for a cut before it, and the bytes crossing there, if one is there.
     pub cut_before: Vec<Option<(CutReason, u64)>>,
     pub unit_weight: Vec<u64>,
@@ -204,7 +204,7 @@ impl<'a> Pieces<'a> {
     /// cuts, pieces grown greedily from the back give each cut's earliest place that keeps the
     /// count; each cut in turn then takes, between that place and as far as the piece before it
     /// reaches, the place where the fewest bytes cross (the latest among equals).
-    pub fn cut(&mut self, units: &[Unit], crossing: &[u64]) -> Planned {
+    pub fn cut(&mut self, units: &[Unit], crossing: &[u64]) -> PieceCuts {
         let m = units.len();
         let unit_weight: Vec<u64> = units.iter().map(|u| self.weight_alone(u)).collect();
         let mut cut_before = vec![None; m];
@@ -238,7 +238,7 @@ impl<'a> Pieces<'a> {
                 from = best;
             }
         }
-        Planned {
+        PieceCuts {
             cut_before,
             unit_weight,
         }

@@ -73,7 +73,7 @@ fn evaluate(
     let decided = strategy::decide(graph, analysis, request, asked, assigned);
     let estimate = estimate(
         graph,
-        analysis,
+        &analysis.index,
         &request.options,
         &request.cost,
         &decided.partition,

@@ -138,12 +138,14 @@ pub fn proposal(
     options: &Options,
     supported: &[bool],
 ) -> (Tagging, Source) {
-    if graph.stock_partitions > 0 {
-        return (Tagging::carried(graph), Source::Document);
+    match graph.stock_partitions {
+        0 => {
+            let version = version_of(graph);
+            let tagging = reproduce(graph, users, version, options, supported);
+            (tagging, Source::Reproduced(version))
+        }
+        _ => (Tagging::carried(graph), Source::Document),
     }
-    let version = version_of(graph);
-    let tagging = reproduce(graph, users, version, options, supported);
-    (tagging, Source::Reproduced(version))
 }
 
 #[cfg(test)]
