@@ -19,11 +19,7 @@ use common::data::{self, data_dir};
 /// A buffer's reason in words, as the reports say it.
 fn said(g: &Graph, b: &BufferDecision) -> String {
     let analysis = analyse(g);
-    Prose {
-        graph: g,
-        analysis: &analysis,
-    }
-    .reason(b)
+    Prose::new(g, &analysis).reason(b)
 }
 
 fn load(name: &str) -> Graph {

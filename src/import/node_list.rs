@@ -83,43 +83,33 @@ impl NodeList {
     /// of its own over the appended nodes: these are cold, and a pass streams through them.
     pub fn append(&mut self, tail: NodeList) {
         let base = self.nodes.len() as u32;
-        let NodeList {
-            mut nodes,
-            pending,
-            problem,
-            outputs,
-            placeholder_reading,
-            getitem_not_of_one,
-            ops,
-            value_bytes,
-            tags,
-            refused,
-            hashes,
-            ..
-        } = tail;
-        if !tags.is_empty() {
+        let mut nodes = tail.nodes;
+        if !tail.tags.is_empty() {
             for node in &mut nodes {
                 node.stock_tag = node.stock_tag.take().map(|t| intern(&mut self.tags, &t));
             }
         }
-        self.outputs.extend(outputs.iter().map(|o| o + base));
-        if let Some(p) = placeholder_reading {
+        self.outputs.extend(tail.outputs.iter().map(|o| o + base));
+        if let Some(p) = tail.placeholder_reading {
             self.placeholder_reading.get_or_insert(p + base);
         }
-        if let Some(g) = getitem_not_of_one {
+        if let Some(g) = tail.getitem_not_of_one {
             self.getitem_not_of_one.get_or_insert(g + base);
         }
-        self.ops.extend_from_slice(&ops);
-        self.value_bytes.extend_from_slice(&value_bytes);
-        self.refused.extend(refused.iter().map(|r| r + base));
-        self.pending
-            .extend(pending.into_iter().map(|(node, name)| (node + base, name)));
+        self.ops.extend_from_slice(&tail.ops);
+        self.value_bytes.extend_from_slice(&tail.value_bytes);
+        self.refused.extend(tail.refused.iter().map(|r| r + base));
+        self.pending.extend(
+            tail.pending
+                .into_iter()
+                .map(|(node, name)| (node + base, name)),
+        );
         move_shifted(&mut self.nodes, nodes, base);
         // The first problem in reading order: this list's own, else the tail's first malformed
         // reference or first duplicate name, whichever node comes first (a node's references are
         // read before its name is indexed). The tail's duplicates among its own nodes are found
         // again here, against the whole list.
-        let bad_reference = match problem {
+        let bad_reference = match tail.problem {
             Some(Problem::BadReference {
                 node,
                 field,
@@ -134,7 +124,8 @@ impl NodeList {
         // than the caches.
         const AHEAD: usize = 8;
         // The second thread keeps them as it reads; recomputed for a list that did not.
-        let hashes = hashes
+        let hashes = tail
+            .hashes
             .filter(|h| h.len() == self.nodes.len() - base as usize)
             .unwrap_or_else(|| {
                 (self.nodes[base as usize..].iter())

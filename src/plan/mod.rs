@@ -111,7 +111,8 @@ pub struct Plan<S> {
 pub type Draft = Plan<()>;
 
 impl Draft {
-    /// The draft compared with `stock`.
+    /// The draft compared with `stock`. Moved field by field: `Plan { stock, ..self }` cannot
+    /// change the type parameter on stable Rust (RFC 2528).
     pub fn compared_with<S>(self, stock: S) -> Plan<S> {
         let Plan {
             options,

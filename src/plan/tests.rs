@@ -33,11 +33,7 @@ fn plan_with(g: &Graph, f: impl FnOnce(&mut PlanRequest)) -> Plan {
 /// A buffer's reason in words, as the reports say it.
 fn said(g: &Graph, b: &BufferDecision) -> String {
     let analysis = analyse(g);
-    Prose {
-        graph: g,
-        analysis: &analysis,
-    }
-    .reason(b)
+    Prose::new(g, &analysis).reason(b)
 }
 
 /// The plan's decisions as the reports list them.

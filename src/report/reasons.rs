@@ -35,7 +35,11 @@ pub struct Prose<'a> {
     pub analysis: &'a Analysis,
 }
 
-impl Prose<'_> {
+impl<'a> Prose<'a> {
+    pub fn new(graph: &'a Graph, analysis: &'a Analysis) -> Self {
+        Prose { graph, analysis }
+    }
+
     fn buffer(&self, b: usize) -> &str {
         self.analysis
             .buffers
