@@ -120,10 +120,11 @@ impl Options {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ByteSize(pub u64);
 
-/// A byte count that is not a non-negative number with one of the units above.
+/// A byte count that is not a whole number of bytes: a non-negative number with one of the units
+/// above that comes to whole bytes.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "not a byte size: {0:?} (expected a number of bytes, optionally with a unit such as 700MB or 2GiB)"
+    "not a byte size: {0:?} (expected a whole number of bytes, or a number with a unit such as 700MB, 1.5GB or 2GiB)"
 )]
 pub struct BadByteSize(pub String);
 
@@ -151,17 +152,26 @@ impl FromStr for ByteSize {
         if number.is_empty() || number.starts_with('.') || number.ends_with('.') {
             return Err(bad());
         }
-        let bytes = match number.split_once('.') {
-            None => number
-                .parse::<u64>()
-                .ok()
-                .and_then(|n| n.checked_mul(scale)),
-            Some(_) => {
-                let value = number.parse::<f64>().map_err(|_| bad())? * scale as f64;
-                // Below 2^64 exactly representable as an integer part; anything larger overflows.
-                (value.is_finite() && value < u64::MAX as f64).then(|| value.floor() as u64)
-            }
+        // Exactly, in integers: `1.5MB` is 1,500,000 bytes; `1.5` or `1.0001KB` is not a whole
+        // number of bytes, and is refused rather than rounded to one.
+        let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+        if fraction.contains('.') || fraction.len() > 18 {
+            return Err(bad());
+        }
+        let digits = |d: &str| d.parse::<u128>().map_err(|_| bad());
+        let denominator = 10u128.pow(fraction.len() as u32);
+        let fraction = if fraction.is_empty() {
+            0
+        } else {
+            digits(fraction)?
         };
+        let scaled = digits(whole)?
+            .checked_mul(denominator)
+            .and_then(|n| n.checked_add(fraction))
+            .and_then(|n| n.checked_mul(u128::from(scale)));
+        let bytes = scaled
+            .filter(|n| n % denominator == 0)
+            .and_then(|n| u64::try_from(n / denominator).ok());
         bytes.map(ByteSize).ok_or_else(bad)
     }
 }
@@ -280,6 +290,10 @@ mod tests {
         assert_eq!(bytes("1.5GB"), Ok(1_500_000_000));
         assert_eq!(bytes("700MB"), Ok(700_000_000));
         assert_eq!(bytes("64k"), Ok(65_536));
+        assert_eq!(bytes("1.5KiB"), Ok(1536));
+        assert_eq!(bytes("0.5 MB"), Ok(500_000));
+        assert_eq!(bytes("2.000"), Ok(2), "a fraction of zeros is whole");
+        assert_eq!(bytes("18446744073709551615"), Ok(u64::MAX));
         for bad in [
             "",
             "GiB",
@@ -291,6 +305,11 @@ mod tests {
             "99999999999999999999",
             "20000000TiB",
             "1e9",
+            "1.5",
+            "1.5B",
+            "0.0003KB",
+            "1.0001KB",
+            "1.5.MB",
         ] {
             assert!(bytes(bad).is_err(), "{bad:?} read as a size");
         }

@@ -96,6 +96,50 @@ impl TensorMeta {
     }
 }
 
+/// Why a value whose meta names a dtype has no size: reports count it as of unknown size, and the
+/// importer warns of it, since a weight counted as nothing would slip under any budget.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unsized {
+    /// A dtype the planner does not know the element size of.
+    UnknownDtype(String),
+    /// A static shape whose byte count does not fit in 64 bits.
+    Overflows,
+}
+
+impl std::fmt::Display for Unsized {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unsized::UnknownDtype(dtype) => {
+                write!(f, "dtype {dtype:?} is not one the planner knows")
+            }
+            Unsized::Overflows => write!(f, "its shape's byte count does not fit in 64 bits"),
+        }
+    }
+}
+
+impl TensorMeta {
+    /// Why [`TensorMeta::bytes`] is `None` although a dtype is given: an unknown dtype, or a
+    /// static shape too large to count. `None` for a value sized, or without a dtype or a
+    /// static shape to size it by (what an exporter leaves out is not an error).
+    pub fn why_unsized(&self) -> Option<Unsized> {
+        let dtype = self.dtype.as_deref()?;
+        let Some(elem) = dtype_size(dtype) else {
+            return Some(Unsized::UnknownDtype(dtype.to_string()));
+        };
+        let mut total = elem;
+        for d in self.shape.as_deref()? {
+            match d {
+                Dim::Static(n) => match total.checked_mul(*n) {
+                    Some(t) => total = t,
+                    None => return Some(Unsized::Overflows),
+                },
+                Dim::Symbolic(_) => return None,
+            }
+        }
+        None
+    }
+}
+
 /// Element size of a torch dtype as torch spells it (`float32`, `torch.float16`, `bool`, ...).
 pub fn dtype_size(dtype: &str) -> Option<u64> {
     let name = dtype.strip_prefix("torch.").unwrap_or(dtype);
@@ -276,6 +320,9 @@ pub struct Graph {
     pub stock_partitions: usize,
     /// Ops decomposed before the graph was exported because the converter refuses them whole.
     pub decomposed: Vec<DecomposedOp>,
+    /// Values whose meta gives a dtype but no size ([`Unsized`]), in node order: the importer's
+    /// warnings.
+    pub unsized_values: Vec<(NodeId, Unsized)>,
     pub(crate) names: NameIndex,
 }
 

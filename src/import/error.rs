@@ -25,6 +25,11 @@ pub enum ImportError {
         second: usize,
     },
 
+    #[error(
+        "node {node:?} has an empty delegation_tag: give the partition's name, or null for none"
+    )]
+    EmptyTag { node: String },
+
     #[error("node {node:?} refers to {reference:?}, which is not a node of the graph")]
     UnknownNode { node: String, reference: String },
 

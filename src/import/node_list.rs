@@ -5,7 +5,7 @@
 
 use super::references::{UNRESOLVED, for_each_reference};
 use crate::graph::NameIndex;
-use crate::graph::{Dim, Node, NodeId, OpKind, Symbol};
+use crate::graph::{Dim, Node, NodeId, OpKind, Symbol, Unsized};
 use crate::threads::{join, two_cores};
 use hashbrown::HashSet;
 use std::mem::MaybeUninit;
@@ -46,6 +46,8 @@ pub(super) struct NodeList {
     pub tags: HashSet<Symbol>,
     /// Nodes whose conversion verdict says the converter refuses them, in reading order.
     pub refused: Vec<u32>,
+    /// The nodes whose value has a dtype but no size, and why: the graph's `unsized_values`.
+    pub unsized_values: Vec<(u32, Unsized)>,
     /// How deep values nest inside the nodes read so far.
     pub nesting: Nesting,
     symbols: HashSet<Symbol>,
@@ -99,6 +101,11 @@ impl NodeList {
         self.ops.extend_from_slice(&tail.ops);
         self.value_bytes.extend_from_slice(&tail.value_bytes);
         self.refused.extend(tail.refused.iter().map(|r| r + base));
+        (self.unsized_values).extend(
+            tail.unsized_values
+                .into_iter()
+                .map(|(n, why)| (n + base, why)),
+        );
         self.pending.extend(
             tail.pending
                 .into_iter()
@@ -171,7 +178,13 @@ impl NodeList {
             self.refused.push(id.0);
         }
         self.ops.push(node.op);
-        self.value_bytes.push(node.meta.bytes());
+        let bytes = node.meta.bytes();
+        if bytes.is_none()
+            && let Some(why) = node.meta.why_unsized()
+        {
+            self.unsized_values.push((id.0, why));
+        }
+        self.value_bytes.push(bytes);
         let hash = self.names.hash(&node.name);
         self.nodes.push(node);
         if let Some(hashes) = &mut self.hashes {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::graph::NodeRoles;
+use crate::graph::{NodeId, NodeRoles, Unsized};
 use crate::options::Options;
 use crate::synthetic::BridgeBuilder;
 use serde_json::json;
@@ -375,5 +375,43 @@ fn a_getitem_reading_a_later_node_is_judged_once_the_reference_is_resolved() {
     assert_eq!(
         document(&["pair"], Some(&["pair", "x"])).unwrap_err(),
         two("late")
+    );
+}
+
+#[test]
+fn an_empty_delegation_tag_is_refused_naming_the_node() {
+    let text = edit(&seed_like(), |v| {
+        v["nodes"][3]["delegation_tag"] = json!("");
+    });
+    let error = parse_graph(&text).unwrap_err();
+    let name = seed_like().to_value()["nodes"][3]["name"].clone();
+    assert_eq!(
+        error,
+        ImportError::EmptyTag {
+            node: name.as_str().unwrap().to_string()
+        }
+    );
+    assert!(error.to_string().contains("empty delegation_tag"));
+}
+
+#[test]
+fn a_value_with_an_unknown_dtype_or_an_overflowing_size_is_noted_not_counted_as_nothing() {
+    let text = edit(&seed_like(), |v| {
+        v["nodes"][0]["meta"] = json!({"shape": [4], "dtype": "float128"});
+        v["nodes"][1]["meta"] = json!({"shape": [i64::MAX, 4], "dtype": "float32"});
+    });
+    let g = parse_graph(&text).unwrap();
+    let (first, second) = (NodeId(0), NodeId(1));
+    assert_eq!(
+        g.unsized_values,
+        vec![
+            (first, Unsized::UnknownDtype("float128".into())),
+            (second, Unsized::Overflows)
+        ]
+    );
+    assert_eq!((g.value_bytes[0], g.value_bytes[1]), (None, None));
+    assert_eq!(
+        Unsized::UnknownDtype("float128".into()).to_string(),
+        "dtype \"float128\" is not one the planner knows"
     );
 }

@@ -43,6 +43,7 @@ pub(super) fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
         value_bytes,
         tags,
         refused,
+        unsized_values,
         ..
     } = list;
     match problem {
@@ -65,6 +66,14 @@ pub(super) fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
             });
         }
         None => {}
+    }
+    if tags.iter().any(|t| t.is_empty()) {
+        // An empty `delegation_tag` names no partition: the exporter meant none, or lost the
+        // name. Either way it is not taken as a partition of its own.
+        let node = nodes.iter().find(|n| n.stock_tag.as_deref() == Some(""));
+        return Err(ImportError::EmptyTag {
+            node: node.map_or_else(String::new, |n| n.name.to_string()),
+        });
     }
     let resolved = resolve_forward_references(&mut nodes, &names, pending)?;
     if let Some(node) = placeholder_reading {
@@ -103,6 +112,9 @@ pub(super) fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
         output,
         producer,
         decomposed,
+        unsized_values: (unsized_values.into_iter())
+            .map(|(n, why)| (NodeId(n), why))
+            .collect(),
         names,
     })
 }

@@ -24,12 +24,12 @@ pub enum Checking {
 impl Checking {
     /// From the flags the CLI and the Python binding take: `stock` checks the stock proposal, for
     /// the `executorch` version given (the document's when `None`); the version is ignored
-    /// without `stock`. An unknown version is an error naming it.
+    /// without `stock`. A version not reproduced here is an error naming it and those that are.
     pub fn from_flags(stock: bool, executorch: Option<&str>) -> Result<Self, UnknownVersion> {
         Ok(match (stock, executorch) {
             (false, _) => Checking::Document,
             (true, None) => Checking::Stock(None),
-            (true, Some(v)) => Checking::Stock(Some(ExecutorchVersion::parse(v)?)),
+            (true, Some(v)) => Checking::Stock(Some(ExecutorchVersion::parse_supported(v)?)),
         })
     }
 }

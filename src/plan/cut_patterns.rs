@@ -2,9 +2,11 @@
 //! pattern names nodes, or module instances by a leading part of their module path; chunking
 //! (`chunks.rs`) then keeps every delegate piece on one side of each.
 
+use super::PlanError;
 use crate::analyse::Analysis;
-use crate::graph::{Graph, OpKind};
+use crate::graph::{Graph, NodeId, OpKind};
 use crate::options::Options;
+use std::collections::BTreeSet;
 
 /// A cut the user asked for, placed in the topological order: before the node at `position`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,8 +21,14 @@ pub(crate) struct AskedCut {
 /// by its name, or by a leading part of its module path, compared component by component (`*`
 /// stands for any run of characters within a name or a component). Each distinct match is a
 /// group: the node, or the module instance (`layers.*` makes `layers.0`, `layers.1`, … groups).
-/// `cut_after` cuts after each group's last op, `cut_before` before its first.
-pub(crate) fn asked_cuts(graph: &Graph, analysis: &Analysis, options: &Options) -> Vec<AskedCut> {
+/// `cut_after` cuts after each group's last op, `cut_before` before its first. A pattern that
+/// matches no op is an error naming the nearest names and module paths the graph has: a cut
+/// silently not made would leave a partition the user thinks is split.
+pub(crate) fn asked_cuts(
+    graph: &Graph,
+    analysis: &Analysis,
+    options: &Options,
+) -> Result<Vec<AskedCut>, PlanError> {
     let patterns = options
         .cut_after
         .iter()
@@ -56,13 +64,68 @@ pub(crate) fn asked_cuts(graph: &Graph, analysis: &Analysis, options: &Options) 
                 }
             }
         }
+        if groups.is_empty() {
+            return Err(PlanError::CutMatchesNothing {
+                pattern: pattern.clone(),
+                flag: if after { "cut_after" } else { "cut_before" },
+                nearest: nearest(graph, analysis.index.order(), &components),
+            });
+        }
         cuts.extend(groups.into_iter().map(|(_, first, last)| AskedCut {
             position: if after { last + 1 } else { first },
             pattern: pattern.clone(),
             after,
         }));
     }
-    cuts
+    Ok(cuts)
+}
+
+/// The op names and module paths (cut to as many components as the pattern has) closest to
+/// `pattern` by edit distance, at most three: what the user may have meant.
+fn nearest(graph: &Graph, order: &[NodeId], pattern: &[&str]) -> Vec<String> {
+    let wanted = pattern.join(".");
+    let mut candidates: BTreeSet<&str> = BTreeSet::new();
+    let mut modules: BTreeSet<String> = BTreeSet::new();
+    for &n in order {
+        if graph.op(n) != OpKind::CallFunction {
+            continue;
+        }
+        let node = graph.node(n);
+        candidates.insert(&node.name);
+        if let Some(path) = node.module_path.as_deref() {
+            let parts: Vec<&str> = path.split('.').take(pattern.len()).collect();
+            modules.insert(parts.join("."));
+        }
+    }
+    let mut scored: Vec<(usize, &str)> = (candidates.into_iter())
+        .chain(modules.iter().map(String::as_str))
+        .map(|c| (edit_distance(&wanted, c), c))
+        .collect();
+    scored.sort_unstable();
+    let cutoff = (wanted.chars().count() / 2).max(2);
+    (scored.into_iter())
+        .filter(|&(d, _)| d <= cutoff)
+        .take(3)
+        .map(|(_, c)| c.to_string())
+        .collect()
+}
+
+/// Levenshtein distance by characters, in one row of the table.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 /// The leading components of `path` that `pattern` matches one by one, joined again.
@@ -117,6 +180,14 @@ mod tests {
         assert!(!glob("layers", "layers.7"));
         // Backtracking only to the last star: linear enough for long names.
         assert!(!glob(&"*a".repeat(20), &"a".repeat(19)));
+    }
+
+    #[test]
+    fn edit_distances_count_single_character_edits() {
+        assert_eq!(edit_distance("Layers.7", "layers.7"), 1);
+        assert_eq!(edit_distance("layers.99", "layers.9"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 
     #[test]

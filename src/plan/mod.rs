@@ -84,6 +84,26 @@ pub enum PlanError {
     UnknownBuffer { name: String, known: String },
     #[error("the support table has {got} entries for a graph of {expected} nodes")]
     SupportLength { got: usize, expected: usize },
+    /// A `cut_after`/`cut_before` pattern no op's name or module path matches.
+    #[error(
+        "{flag} pattern {pattern:?} matches no op's name or module path{}",
+        did_you_mean(nearest)
+    )]
+    CutMatchesNothing {
+        pattern: String,
+        flag: &'static str,
+        nearest: Vec<String>,
+    },
+}
+
+/// ` (did you mean "a" or "b"?)`, or nothing when there is nothing near.
+fn did_you_mean(nearest: &[String]) -> String {
+    let quoted: Vec<String> = nearest.iter().map(|n| format!("{n:?}")).collect();
+    match quoted.as_slice() {
+        [] => String::new(),
+        [one] => format!(" (did you mean {one}?)"),
+        [rest @ .., last] => format!(" (did you mean {} or {last}?)", rest.join(", ")),
+    }
 }
 
 /// A plan: the tags and every decision behind them, and what the plan is compared with (`S`). The
@@ -149,7 +169,7 @@ pub fn draft(
 ) -> Result<Draft, PlanError> {
     request.fits(graph)?;
     let requested = strategy::resolve_requests(graph, analysis, request)?;
-    let cuts = cut_patterns::asked_cuts(graph, analysis, &request.options);
+    let cuts = cut_patterns::asked_cuts(graph, analysis, &request.options)?;
     let searched = search::search(graph, analysis, request, &requested, &cuts);
     let mut decided = searched.decided;
     let plan_cuts = std::mem::take(&mut decided.cuts);

@@ -29,26 +29,37 @@ pub enum ExecutorchVersion {
 
 /// A version string that names no executorch release this reproduces.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("executorch {0:?} is not a version the stock proposal is reproduced for (1.4 or later)")]
+#[error(
+    "executorch {0:?} is not a version the stock proposal is reproduced for (supported: {supported})",
+    supported = ExecutorchVersion::SUPPORTED.join(", ")
+)]
 pub struct UnknownVersion(pub String);
 
 impl ExecutorchVersion {
     pub const LATEST: ExecutorchVersion = ExecutorchVersion::V1_5;
+    /// The releases whose partitioner is reproduced, and tested against, as a caller names them.
+    pub const SUPPORTED: [&str; 2] = ["1.4", "1.5"];
+
+    /// A version a caller asks for: 1.4 or 1.5 with any patch level or suffix. Unlike [`parse`]
+    /// (a document's recorded version, where a later release reads as the latest known), a later
+    /// or unknown release is refused rather than silently taken for 1.5.
+    ///
+    /// [`parse`]: ExecutorchVersion::parse
+    pub fn parse_supported(text: &str) -> Result<Self, UnknownVersion> {
+        match release(text)? {
+            (1, 4) => Ok(ExecutorchVersion::V1_4),
+            (1, 5) => Ok(ExecutorchVersion::V1_5),
+            _ => Err(UnknownVersion(text.to_string())),
+        }
+    }
 
     /// `1.4.0`, `1.5.1`, `1.6.0.dev2026…`: by major and minor version.
     pub fn parse(text: &str) -> Result<Self, UnknownVersion> {
-        let unknown = || UnknownVersion(text.to_string());
-        let mut parts = text.split('.');
-        let mut number = || -> Result<u32, UnknownVersion> {
-            let part = parts.next().ok_or_else(unknown)?;
-            let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
-            digits.parse().map_err(|_| unknown())
-        };
-        match (number()?, number()?) {
+        match release(text)? {
             (1, 4) => Ok(ExecutorchVersion::V1_4),
             (1, minor) if minor >= 5 => Ok(ExecutorchVersion::V1_5),
             (major, _) if major >= 2 => Ok(ExecutorchVersion::V1_5),
-            _ => Err(unknown()),
+            _ => Err(UnknownVersion(text.to_string())),
         }
     }
 
@@ -102,6 +113,18 @@ pub fn reproduce(
         })
         .collect();
     Tagging::new(names, of)
+}
+
+/// The major and minor numbers of a version string: `1.6.0.dev2026…` is (1, 6).
+fn release(text: &str) -> Result<(u32, u32), UnknownVersion> {
+    let unknown = || UnknownVersion(text.to_string());
+    let mut parts = text.split('.');
+    let mut number = || -> Result<u32, UnknownVersion> {
+        let part = parts.next().ok_or_else(unknown)?;
+        let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().map_err(|_| unknown())
+    };
+    Ok((number()?, number()?))
 }
 
 /// The version whose stock proposal an untagged document is compared with: the one its exporter

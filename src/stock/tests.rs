@@ -17,4 +17,20 @@ fn versions_parse_by_major_and_minor() {
     assert!(ExecutorchVersion::parse("0.7.0").is_err());
     assert!(ExecutorchVersion::parse("1.3.0").is_err());
     assert!(ExecutorchVersion::parse("one").is_err());
+    // A caller's version must be one reproduced here: a later release is not taken for 1.5.
+    assert_eq!(
+        ExecutorchVersion::parse_supported("1.4.0"),
+        Ok(ExecutorchVersion::V1_4)
+    );
+    assert_eq!(
+        ExecutorchVersion::parse_supported("1.5"),
+        Ok(ExecutorchVersion::V1_5)
+    );
+    for refused in ["9.9", "1.6.0", "1.3", "2.0", "1.50", "x"] {
+        let error = ExecutorchVersion::parse_supported(refused).unwrap_err();
+        assert!(
+            error.to_string().ends_with("(supported: 1.4, 1.5)"),
+            "{error}"
+        );
+    }
 }
