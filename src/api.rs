@@ -28,7 +28,7 @@ pub use crate::options::{ByteSize, DeploymentTarget, PartialOptions};
 pub use crate::pipeline::Checking;
 pub use crate::report::manifest_diff_text;
 pub use crate::report::map::{Picture, PictureFormat};
-pub use crate::report::{PlanDocumentError, Planned, read_plan};
+pub use crate::report::{PlanDocumentError, Planned, Shown, read_plan};
 pub use crate::whatif::{ChangeError, Scenario, parse_scenarios};
 
 /// What a caller may override of the document's own options, and the strategies it asks for.
@@ -206,8 +206,14 @@ impl Checked {
             &self.findings,
         )
     }
+    /// The text report, every line of it.
     pub fn text(&self) -> String {
-        report::check_text(&self.graph, self.reproduced, &self.measure, &self.findings)
+        self.text_with(&Shown::ALL)
+    }
+    /// The text report, as much of it as `shown` allows.
+    pub fn text_with(&self, shown: &Shown) -> String {
+        let (graph, measure) = (&self.graph, &self.measure);
+        report::check_text(graph, self.reproduced, measure, &self.findings, shown)
     }
 }
 
@@ -266,10 +272,17 @@ impl Answers {
         report::whatif_json(&self.session.graph, self.base(), &self.answered())
     }
 
-    /// One scenario's report, or, for a batch, the comparison table.
+    /// One scenario's report, or, for a batch, the comparison table: every line of it.
     pub fn text(&self, batch: bool) -> String {
+        self.text_with(batch, &Shown::ALL)
+    }
+
+    /// [`Answers::text`], as much of it as `shown` allows.
+    pub fn text_with(&self, batch: bool, shown: &Shown) -> String {
         match self.answered().as_slice() {
-            [one] if !batch => report::whatif_text(&self.session.graph, &self.session.base, one),
+            [one] if !batch => {
+                report::whatif_text(&self.session.graph, &self.session.base, one, shown)
+            }
             all => report::comparison_table(self.base(), all),
         }
     }

@@ -32,6 +32,7 @@ pub mod digraph;
 #[cfg(test)]
 mod fixtures;
 pub mod graph;
+pub mod human;
 pub mod import;
 pub mod manifest;
 pub mod measure;

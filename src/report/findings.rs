@@ -2,8 +2,8 @@
 //! `Explained` findings, with node names, a message and, for a cycle, the path, for the JSON and
 //! text reports.
 
-use super::units::byte_size;
 use crate::graph::{Conversion, FoundBy, Graph, NodeId};
+use crate::human::{byte_size, count};
 use crate::options::target_label;
 use crate::rules::{Fact, Figure, Finding, FindingKind, PathStep, RuleId};
 use serde::Serialize;
@@ -193,8 +193,8 @@ fn message(graph: &Graph, f: &Finding) -> String {
             )
         }
         Fact::StatesBelowTarget { buffers, target } => format!(
-            "{} state(s) ({}) but the minimum deployment target is {}",
-            buffers.len(),
+            "{} ({}) but the minimum deployment target is {}",
+            count(buffers.len(), "state", "states"),
             buffers.join(", "),
             target_label(*target)
         ),

@@ -9,7 +9,6 @@ mod planned;
 mod read_plan;
 mod reasons;
 mod text;
-mod units;
 mod whatif;
 
 pub use findings::{Explained, Step, explain, explain_all, render_path};
@@ -18,5 +17,5 @@ pub use plan_pieces::{DraftJson, PlanText, plan_alone_json, plan_json_text};
 pub use planned::{Planned, title_of};
 pub use read_plan::{GivenPlan, PlanDocumentError, read_plan};
 pub use reasons::{Prose, options_refusal};
-pub use text::{check_text, manifest_diff_text, plan_text};
+pub use text::{Shown, check_text, manifest_diff_text, plan_text};
 pub use whatif::{Answered, Base, comparison_table, whatif_json, whatif_text};

@@ -2,7 +2,7 @@
 //! plan compared with the stock proposal, the checker's verdict), written in the form asked.
 
 use super::map::{Map, Picture, PictureFormat, picture};
-use super::{Explained, PlanDocument, explain, plan_json, plan_text};
+use super::{Explained, PlanDocument, Shown, explain, plan_json, plan_text};
 use crate::analyse::Analysis;
 use crate::graph::Graph;
 use crate::manifest::{Manifest, manifest};
@@ -36,8 +36,19 @@ impl Planned {
     pub fn json(&self) -> PlanDocument<'_> {
         plan_json(&self.graph, &self.analysis, &self.plan, &self.verdict)
     }
+    /// The text report, every line of it.
     pub fn text(&self) -> String {
-        plan_text(&self.graph, &self.analysis, &self.plan, &self.verdict)
+        self.text_with(&Shown::ALL)
+    }
+    /// The text report, as much of it as `shown` allows.
+    pub fn text_with(&self, shown: &Shown) -> String {
+        plan_text(
+            &self.graph,
+            &self.analysis,
+            &self.plan,
+            &self.verdict,
+            shown,
+        )
     }
     /// The first violation the checker finds in the plan, in words: a planner bug.
     pub fn violation(&self) -> Option<Explained> {

@@ -2,13 +2,13 @@
 //! `Decision` (facts with node ids and buffer indices) become text, for the JSON and text reports.
 
 use super::findings::{Explained, Step, conversion_failure, refused, render_path};
-use super::units::byte_size;
 use crate::analyse::{Analysis, MutationKind};
 use crate::decision::{
     Basis, Blocker, BufferDecision, CycleStep, Decision, HullPlace, KeptState, Reason, Refusal,
     Strategy, StrategyRequest,
 };
 use crate::graph::Graph;
+use crate::human::{byte_size, count};
 use crate::options::target_label;
 use crate::plan::{self, CutReason};
 use crate::rules::{FindingKind, RuleId};
@@ -125,7 +125,10 @@ impl<'a> Prose<'a> {
             .collect();
         let with = match class_size {
             0 | 1 => String::new(),
-            n => format!(", together with the {} other buffer(s) of its shape", n - 1),
+            n => format!(
+                ", together with the {} of its shape",
+                count(n - 1, "other buffer", "other buffers")
+            ),
         };
         format!(
             "{why}; estimated per step, {}; chose {chosen}{with}",
@@ -149,8 +152,9 @@ impl<'a> Prose<'a> {
                 render_path(&self.path(path))
             ),
             Refusal::OverBudget { weight_bytes, ops } => format!(
-                "its hull cannot be cut, and alone it holds {} of constants and {ops} op(s), over the partition budget",
-                byte_size(*weight_bytes)
+                "its hull cannot be cut, and alone it holds {} of constants and {}, over the partition budget",
+                byte_size(*weight_bytes),
+                count(*ops as usize, "op", "ops")
             ),
             Refusal::CutThrough { pattern, before } => format!(
                 "the cut asked for by {pattern:?} runs through its hull, before {}",
@@ -297,9 +301,10 @@ impl<'a> Prose<'a> {
                     ..decided(
                         RuleId::WithinBudget,
                         format!(
-                            "{} cannot be parted, and alone would hold {} of constants and {ops} op(s), over the partition budget ({}): they run on CPU",
+                            "{} cannot be parted, and alone would hold {} of constants and {}, over the partition budget ({}): they run on CPU",
                             listed.join(", "),
                             byte_size(*weight_bytes),
+                            count(*ops as usize, "op", "ops"),
                             budget_text(&plan.options)
                         ),
                     )
@@ -337,8 +342,10 @@ fn kept_text(k: &KeptState) -> String {
         MutationKind::Whole => "whole-buffer",
     };
     format!(
-        "kept as a Core ML state of {}: its placeholder, its {}-node {kind} chain and the {} reader(s) of its old value are all supported and fit in one partition",
-        k.partition, k.chain_nodes, k.old_value_readers
+        "kept as a Core ML state of {}: its placeholder, its {}-node {kind} chain and the {} of its old value are all supported and fit in one partition",
+        k.partition,
+        k.chain_nodes,
+        count(k.old_value_readers, "reader", "readers")
     )
 }
 

@@ -1,16 +1,62 @@
-//! The terminal report: one line per buffer, one per partition, then the explanations.
+//! The terminal report: one line per buffer, one per partition, then the explanations grouped by
+//! rule, each part as long as [`Shown`] allows, and a summary at the end.
 
 use super::Prose;
 use super::findings::{Explained, explain_all};
 use super::reasons::{budget_text, cut_line};
 use crate::analyse::Analysis;
 use crate::graph::{Graph, NodeId};
+use crate::human::{count, human_bytes};
 use crate::manifest::ManifestDiff;
 use crate::measure::{Measure, PartitionSummary};
 use crate::outcome::{Plan, Verdict};
-use crate::rules::Finding;
+use crate::rules::{Finding, RuleId};
 use crate::stock;
 use std::fmt::Write;
+
+/// How much of a text report to show: everything (the library's reports, `-v`), lists cut short
+/// (the CLI's default), or the summary alone (`-q`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shown {
+    /// The summary at the end alone.
+    pub quiet: bool,
+    /// At most this many lines of each list (buffers, partitions, cuts); `None` for all.
+    pub rows: Option<usize>,
+    /// At most this many findings of each rule; `None` for all.
+    pub findings_per_rule: Option<usize>,
+}
+
+impl Shown {
+    /// Every line.
+    pub const ALL: Shown = Shown {
+        quiet: false,
+        rows: None,
+        findings_per_rule: None,
+    };
+
+    /// The first lines that fit, and how many did not.
+    fn cut<'a, T>(&self, items: &'a [T], most: Option<usize>) -> (&'a [T], usize) {
+        let shown = most.map_or(items.len(), |m| m.min(items.len()));
+        (&items[..shown], items.len() - shown)
+    }
+
+    fn rows<'a, T>(&self, items: &'a [T]) -> (&'a [T], usize) {
+        self.cut(items, self.rows)
+    }
+}
+
+impl Default for Shown {
+    fn default() -> Self {
+        Shown::ALL
+    }
+}
+
+/// `  … and 12 more partitions`, when some were left out.
+fn more(out: &mut String, left_out: usize, what: &str) {
+    if left_out > 0 {
+        let _ = writeln!(out, "  … and {left_out} more {what}");
+    }
+}
 
 fn list(graph: &Graph, ids: &[NodeId], most: usize) -> String {
     let shown: Vec<&str> = ids.iter().take(most).map(|&n| graph.name(n)).collect();
@@ -31,8 +77,8 @@ fn partition_line(out: &mut String, graph: &Graph, p: &PartitionSummary) {
         String::new()
     } else {
         format!(
-            "  states ({} bytes): {}",
-            p.state_bytes,
+            "  states ({}): {}",
+            human_bytes(p.state_bytes),
             p.states.join(", ")
         )
     };
@@ -43,25 +89,85 @@ fn partition_line(out: &mut String, graph: &Graph, p: &PartitionSummary) {
     };
     let _ = writeln!(
         out,
-        "  {:<8} {:>6} nodes  in: {}  out: {}  boundary: {} bytes{unknown_size}  weights: {} bytes{states}",
+        "  {:<8} {:>12}  in: {}  out: {}  boundary: {}{unknown_size}  weights: {}{states}",
         p.tag,
-        p.nodes,
+        count(p.nodes, "node", "nodes"),
         list(graph, &p.inputs, 4),
         list(graph, &p.outputs, 4),
-        p.boundary_bytes,
-        p.weight_bytes
+        human_bytes(p.boundary_bytes),
+        human_bytes(p.weight_bytes)
     );
 }
 
-fn finding_lines(out: &mut String, findings: &[Explained]) {
+fn partition_lines(
+    out: &mut String,
+    graph: &Graph,
+    partitions: &[PartitionSummary],
+    shown: &Shown,
+) {
+    let (rows, left_out) = shown.rows(partitions);
+    for p in rows {
+        partition_line(out, graph, p);
+    }
+    more(out, left_out, "partitions");
+}
+
+/// How many findings each rule has, rules in order of their first finding.
+fn by_rule(findings: &[Explained]) -> Vec<(RuleId, usize)> {
+    let mut counts: Vec<(RuleId, usize)> = Vec::new();
     for f in findings {
-        let _ = writeln!(out, "  {}", f.to_string().replace('\n', "\n  "));
+        match counts.iter_mut().find(|(rule, _)| *rule == f.rule) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((f.rule, 1)),
+        }
+    }
+    counts
+}
+
+/// `3 NO_STALE_COPY, 1 ACYCLIC`.
+fn counts_text(counts: &[(RuleId, usize)]) -> String {
+    let counts: Vec<String> = counts.iter().map(|(r, n)| format!("{n} {r}")).collect();
+    counts.join(", ")
+}
+
+/// `heading: 3 NO_STALE_COPY, 1 ACYCLIC`, then each rule's findings, as many as `shown` allows.
+fn finding_lines(out: &mut String, heading: &str, findings: &[Explained], shown: &Shown) {
+    let counts = by_rule(findings);
+    let _ = writeln!(out, "\n{heading}: {}", counts_text(&counts));
+    for (rule, total) in counts {
+        let of_rule = findings.iter().filter(|f| f.rule == rule);
+        let most = shown.findings_per_rule.unwrap_or(usize::MAX);
+        for f in of_rule.take(most) {
+            let _ = writeln!(out, "  {}", f.to_string().replace('\n', "\n  "));
+        }
+        more(out, total.saturating_sub(most), &format!("[{rule}]"));
     }
 }
 
 /// `verdict` is the checker's, run on `plan` by the caller.
-pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verdict) -> String {
+pub fn plan_text(
+    graph: &Graph,
+    analysis: &Analysis,
+    plan: &Plan,
+    verdict: &Verdict,
+    shown: &Shown,
+) -> String {
     let mut out = String::new();
+    if !shown.quiet {
+        plan_sections(&mut out, graph, analysis, plan, verdict, shown);
+    }
+    plan_summary(&mut out, graph, plan);
+    out
+}
+
+fn plan_sections(
+    out: &mut String,
+    graph: &Graph,
+    analysis: &Analysis,
+    plan: &Plan,
+    verdict: &Verdict,
+    shown: &Shown,
+) {
     let o = &plan.options;
     let _ = writeln!(
         out,
@@ -74,7 +180,8 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verd
     );
     let prose = Prose { graph, analysis };
     let _ = writeln!(out, "\nbuffers ({}):", plan.buffers.len());
-    for (b, chain) in plan.buffers.iter().zip(&analysis.buffers) {
+    let (buffers, buffers_left_out) = shown.rows(&plan.buffers);
+    for (b, chain) in buffers.iter().zip(&analysis.buffers) {
         let kind = match chain.kind {
             crate::analyse::MutationKind::Slice => "slice",
             crate::analyse::MutationKind::Whole => "whole",
@@ -89,6 +196,7 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verd
             prose.reason(b)
         );
     }
+    more(out, buffers_left_out, "buffers");
     let _ = writeln!(
         out,
         "\npartitions ({}; the stock proposal{} had {}):",
@@ -99,9 +207,7 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verd
         },
         plan.stock.tagging.partition_count()
     );
-    for p in &plan.measure.partitions {
-        partition_line(&mut out, graph, p);
-    }
+    partition_lines(out, graph, &plan.measure.partitions, shown);
     if !plan.cuts.is_empty() {
         let _ = writeln!(
             out,
@@ -109,9 +215,11 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verd
             plan.cuts.len(),
             budget_text(o)
         );
-        for c in &plan.cuts {
+        let (cuts, left_out) = shown.rows(&plan.cuts);
+        for c in cuts {
             let _ = writeln!(out, "  {}", cut_line(graph, &plan.tagging, c));
         }
+        more(out, left_out, "cuts");
     }
     // A buffer's decision is already its line above; what adds to it is a path or a finding.
     let explained: Vec<Explained> = prose
@@ -121,23 +229,27 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verd
         .chain(explain_all(graph, &verdict.plan))
         .collect();
     if !explained.is_empty() {
-        let _ = writeln!(out, "\nexplanations:");
-        finding_lines(&mut out, &explained);
+        finding_lines(out, "explanations", &explained, shown);
     }
     if !verdict.stock.is_empty() {
-        let _ = writeln!(out, "\nthe stock proposal breaks:");
-        finding_lines(&mut out, &explain_all(graph, &verdict.stock));
+        let stock = explain_all(graph, &verdict.stock);
+        finding_lines(out, "the stock proposal breaks", &stock, shown);
     }
+    out.push('\n');
+}
+
+/// The plan in two lines: what is delegated, and what the cost model makes of it and of stock.
+fn plan_summary(out: &mut String, graph: &Graph, plan: &Plan) {
     let m = &plan.measure;
     let _ = writeln!(
         out,
-        "\n{} of {} nodes delegated in {} partition(s), {} state(s), {} boundary bytes, {} bytes of constant copies",
+        "{} of {} delegated in {}, {}, {} crossing, {} of constant copies",
         m.delegated_nodes,
-        graph.len(),
-        m.partitions.len(),
-        m.states(),
-        m.boundary_bytes(),
-        m.constant_copy_bytes()
+        count(graph.len(), "node", "nodes"),
+        count(m.partitions.len(), "partition", "partitions"),
+        count(m.states(), "state", "states"),
+        human_bytes(m.boundary_bytes()),
+        human_bytes(m.constant_copy_bytes())
     );
     let c = &plan.cost;
     let _ = writeln!(
@@ -145,7 +257,6 @@ pub fn plan_text(graph: &Graph, analysis: &Analysis, plan: &Plan, verdict: &Verd
         "estimated per step: {}; the stock proposal: {} (a model with call_overhead_us={}, bytes_per_us={}, cpu_op_us={}, not a device measurement)",
         plan.estimate, plan.stock.estimate, c.call_overhead_us, c.bytes_per_us, c.cpu_op_us
     );
-    out
 }
 
 pub fn check_text(
@@ -153,31 +264,37 @@ pub fn check_text(
     reproduced: Option<stock::ExecutorchVersion>,
     measure: &Measure,
     found: &[Finding],
+    shown: &Shown,
 ) -> String {
     let mut out = String::new();
-    if let Some(version) = reproduced {
-        let _ = writeln!(
-            out,
-            "the stock proposal of executorch {}'s CoreMLPartitioner, reproduced\n",
-            version.as_str()
-        );
-    }
-    let _ = writeln!(out, "partitions ({}):", measure.partitions.len());
-    for p in &measure.partitions {
-        partition_line(&mut out, graph, p);
+    let explained = explain_all(graph, found);
+    if !shown.quiet {
+        if let Some(version) = reproduced {
+            let _ = writeln!(
+                out,
+                "the stock proposal of executorch {}'s CoreMLPartitioner, reproduced\n",
+                version.as_str()
+            );
+        }
+        let _ = writeln!(out, "partitions ({}):", measure.partitions.len());
+        partition_lines(&mut out, graph, &measure.partitions, shown);
+        if !explained.is_empty() {
+            finding_lines(&mut out, "findings", &explained, shown);
+        }
+        out.push('\n');
     }
     let violations = found.iter().filter(|f| f.is_violation()).count();
-    if !found.is_empty() {
-        let _ = writeln!(out, "\nfindings:");
-        finding_lines(&mut out, &explain_all(graph, found));
-    }
     let _ = writeln!(
         out,
-        "\n{}",
+        "{}",
         if violations == 0 {
             "ok: no rule is broken".to_string()
         } else {
-            format!("{violations} rule violation(s)")
+            format!(
+                "{}: {}",
+                count(violations, "rule violation", "rule violations"),
+                counts_text(&by_rule(&explained))
+            )
         }
     );
     out

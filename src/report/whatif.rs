@@ -1,8 +1,10 @@
 //! What-if answers: one scenario's diff in detail, or many scenarios as one comparison table, as
 //! text or as `partition-planner/whatif@1` JSON.
 
+use super::Shown;
 use super::reasons::{cut_line, cut_sentence};
 use crate::graph::Graph;
+use crate::human::count;
 use crate::measure::PartitionSummary;
 use crate::outcome::{Plan, Verdict};
 use crate::schema::WHATIF_SCHEMA;
@@ -117,7 +119,7 @@ fn some(names: &[String], most: usize) -> String {
 }
 
 /// One scenario in detail: the figures before and after, then what moved.
-pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered) -> String {
+pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered, shown: &Shown) -> String {
     let mut out = String::new();
     let changes: Vec<String> = a.changes.iter().map(Change::to_string).collect();
     let _ = writeln!(
@@ -180,6 +182,9 @@ pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered) -> String {
         signed(a.diff.estimate_us.round() as i64)
     );
     let d = a.diff;
+    if shown.quiet {
+        return out;
+    }
     if d.is_empty() {
         let _ = writeln!(out, "\nthe plan does not change");
     }
@@ -190,7 +195,7 @@ pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered) -> String {
             "partitions changed",
             d.partitions_changed
                 .iter()
-                .map(|(o, n)| format!("{o} -> {n}"))
+                .map(|(o, n)| changed_partition(base, a.plan, o, n))
                 .collect(),
         ),
         ("states gained", d.states_gained.clone()),
@@ -211,18 +216,45 @@ pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered) -> String {
     }
     if !a.plan.cuts.is_empty() {
         let _ = writeln!(out, "cuts ({}):", a.plan.cuts.len());
-        for c in &a.plan.cuts {
+        let shown_cuts = shown
+            .rows
+            .map_or(a.plan.cuts.len(), |r| r.min(a.plan.cuts.len()));
+        for c in &a.plan.cuts[..shown_cuts] {
             let _ = writeln!(out, "  {}", cut_line(graph, &a.plan.tagging, c));
+        }
+        if shown_cuts < a.plan.cuts.len() {
+            let _ = writeln!(out, "  … and {} more cuts", a.plan.cuts.len() - shown_cuts);
         }
     }
     let violations = a.verdict.violations().count();
     if violations > 0 {
         let _ = writeln!(
             out,
-            "\ninternal error: the checker rejects this plan ({violations} violation(s))"
+            "\ninternal error: the checker rejects this plan ({})",
+            count(violations, "violation", "violations")
         );
     }
     out
+}
+
+/// `tag3 (87 -> 60 nodes)` when the partition keeps its name, `tag3 -> tag7 (87 -> 60 nodes)`
+/// when it does not: a partition changed is one whose nodes changed.
+fn changed_partition(base: &Plan, new: &Plan, old_tag: &str, new_tag: &str) -> String {
+    let nodes = |p: &Plan, tag: &str| {
+        (p.measure.partitions.iter())
+            .find(|s| s.tag == tag)
+            .map_or(0, |s| s.nodes)
+    };
+    let sizes = format!(
+        "{} -> {}",
+        nodes(base, old_tag),
+        count(nodes(new, new_tag), "node", "nodes")
+    );
+    if old_tag == new_tag {
+        format!("{old_tag} ({sizes})")
+    } else {
+        format!("{old_tag} -> {new_tag} ({sizes})")
+    }
 }
 
 /// Many scenarios, one row each after the base row.

@@ -2,6 +2,7 @@
 //! what-if answer reports beside its plan.
 
 use crate::graph::{Graph, NodeId, OpKind};
+use crate::human::natural_cmp;
 use crate::outcome::Plan;
 use std::collections::BTreeSet;
 
@@ -158,6 +159,9 @@ pub fn diff(graph: &Graph, old: &Plan, new: &Plan) -> PlanDiff {
     let (old_states, new_states) = (states(old), states(new));
     d.states_gained = new_states.difference(&old_states).cloned().collect();
     d.states_lost = old_states.difference(&new_states).cloned().collect();
+    // As a person lists them: layers.2 before layers.10.
+    d.states_gained.sort_by(|a, b| natural_cmp(a, b));
+    d.states_lost.sort_by(|a, b| natural_cmp(a, b));
     // In i128 and clamped: byte totals saturate at u64::MAX on absurd shapes.
     let change = |old: u64, new: u64| {
         (i128::from(new) - i128::from(old)).clamp(i64::MIN.into(), i64::MAX.into()) as i64

@@ -20,11 +20,11 @@ pub use model_explorer::{ModelExplorerOverlay, model_explorer};
 pub use picture::{Picture, PictureFormat, picture};
 pub use svg::svg;
 
-pub(crate) use super::units::human_bytes;
 use crate::analyse::{Analysis, BufferChain, GraphIndex};
 use crate::cost::CostEstimate;
 use crate::decision::Strategy;
 use crate::graph::{Graph, NodeId, OpKind};
+pub(crate) use crate::human::human_bytes;
 use crate::outcome::{Plan, Verdict};
 use crate::report::{Explained, Prose, explain};
 use crate::rules::Finding;
