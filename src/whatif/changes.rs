@@ -56,7 +56,8 @@ pub enum ChangeError {
     #[error(
         "unknown change {0:?} (expected take-over, target, strategy, op-supported, \
          op-unsupported, node-supported, node-unsupported, cpu, cost, max-weight-bytes, \
-         max-ops, cut-after or cut-before)"
+         max-ops, cut-after or cut-before, or a flag's name: take-over-mutable-buffer, \
+         min-target, max-partition-weight-bytes, max-partition-ops)"
     )]
     Unknown(String),
     #[error("{0}")]
@@ -73,7 +74,7 @@ pub enum ChangeError {
 
 /// A batch scenario that does not read: its line and what is wrong with it.
 #[derive(Debug, thiserror::Error)]
-#[error("scenario line {line}: {fault}")]
+#[error("line {line}: {fault}")]
 pub struct ScenarioError {
     pub line: usize,
     pub fault: ScenarioFault,
@@ -81,7 +82,13 @@ pub struct ScenarioError {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioFault {
-    #[error("{0}")]
+    /// Not a scenario object; serde's message, its position within the line.
+    #[error(
+        "not a scenario, at column {}: {} (each line is a JSON object such as \
+         {{\"name\": \"ios17\", \"changes\": [\"target=iOS17\"]}})",
+        .0.column(),
+        without_position(.0)
+    )]
     Json(#[from] serde_json::Error),
     #[error("{0}")]
     Change(#[from] ChangeError),
@@ -91,7 +98,9 @@ pub enum ScenarioFault {
 /// `take-over=on|off`, `target=iOS15..iOS18|default`, `strategy=[BUFFER=]STRATEGY`,
 /// `op-supported=TARGET`, `op-unsupported=TARGET`, `node-supported=NODE`, `node-unsupported=NODE`,
 /// `cpu=NODE`, `cost=NAME=VALUE[,NAME=VALUE...]`, `max-weight-bytes=BYTES|none`,
-/// `max-ops=N|none`, `cut-after=PATTERN|none`, `cut-before=PATTERN|none`.
+/// `max-ops=N|none`, `cut-after=PATTERN|none`, `cut-before=PATTERN|none`. The keys that are
+/// flags of `plan` also answer to the flag's name (`min-target=iOS17`, `max-partition-ops=500`),
+/// and `on`/`off` are also `true`/`false`, as the flags take them.
 impl FromStr for Change {
     type Err = ChangeError;
     fn from_str(s: &str) -> Result<Self, ChangeError> {
@@ -106,9 +115,10 @@ impl FromStr for Change {
                 value: v.to_string(),
             }),
         };
+        // Each key also answers to the CLI flag's name for the same thing.
         Ok(match what {
-            "take-over" => Change::TakeOverMutableBuffer(flag(value)?),
-            "target" => Change::MinimumDeploymentTarget(match value {
+            "take-over" | "take-over-mutable-buffer" => Change::TakeOverMutableBuffer(flag(value)?),
+            "target" | "min-target" => Change::MinimumDeploymentTarget(match value {
                 "default" => None,
                 t => Some(t.parse()?),
             }),
@@ -128,11 +138,13 @@ impl FromStr for Change {
                 node: value.to_string(),
             },
             "cost" => Change::Cost(CostOverrides::parse(value)?),
-            "max-weight-bytes" => Change::MaxWeightBytes(match value {
-                "none" => None,
-                v => Some(v.parse::<ByteSize>()?.0),
-            }),
-            "max-ops" => Change::MaxOps(match value {
+            "max-weight-bytes" | "max-partition-weight-bytes" => {
+                Change::MaxWeightBytes(match value {
+                    "none" => None,
+                    v => Some(v.parse::<ByteSize>()?.0),
+                })
+            }
+            "max-ops" | "max-partition-ops" => Change::MaxOps(match value {
                 "none" => None,
                 v => Some(v.parse().map_err(|_| ChangeError::NotACount {
                     what: what.to_string(),
@@ -195,6 +207,15 @@ impl fmt::Display for Change {
                 write!(f, "{what}={}", pattern.as_deref().unwrap_or("none"))
             }
         }
+    }
+}
+
+/// serde's message without its ` at line 1 column 2`: a scenario's line is the file's, said once.
+fn without_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
     }
 }
 

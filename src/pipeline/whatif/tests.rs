@@ -220,11 +220,34 @@ fn scenarios_are_read_one_per_line() {
     let err = parse_scenarios("{\"changes\": [\"gpu=on\"]}")
         .unwrap_err()
         .to_string();
-    assert!(err.starts_with("scenario line 1: unknown change"), "{err}");
+    assert!(err.starts_with("line 1: unknown change"), "{err}");
+    let err = parse_scenarios("{\"changes\": []").unwrap_err().to_string();
     assert!(
-        parse_scenarios("{\"changes\": []")
-            .unwrap_err()
-            .to_string()
-            .starts_with("scenario line 1:")
+        err.starts_with("line 1: not a scenario, at column"),
+        "{err}"
     );
+    let err = parse_scenarios("\n[1]").unwrap_err().to_string();
+    assert!(
+        err.starts_with("line 2: not a scenario, at column 2: "),
+        "{err}"
+    );
+    assert!(
+        err.ends_with(
+            "(each line is a JSON object such as {\"name\": \"ios17\", \"changes\": [\"target=iOS17\"]})"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn changes_answer_to_the_flags_names_too() {
+    for (flag, key) in [
+        ("take-over-mutable-buffer=off", "take-over=off"),
+        ("min-target=iOS17", "target=iOS17"),
+        ("max-partition-weight-bytes=2GiB", "max-weight-bytes=2GiB"),
+        ("max-partition-ops=500", "max-ops=500"),
+        ("take-over=true", "take-over=on"),
+    ] {
+        assert_eq!(flag.parse::<Change>(), key.parse::<Change>(), "{flag}");
+    }
 }
