@@ -116,8 +116,8 @@ pub enum ApiError {
     Scenario { name: String, source: WhatIfError },
     #[error("{0}")]
     Manifest(serde_json::Error),
-    #[error("not a {MANIFEST_SCHEMA} document")]
-    NotAManifest,
+    #[error("not a manifest ({MANIFEST_SCHEMA}, docs/manifest.md): found {found}")]
+    NotAManifest { found: String },
     #[error("{0}")]
     Generate(#[from] GenerateError),
     /// A plan document that cannot be drawn over the graph given (`render --plan`).
@@ -334,11 +334,23 @@ pub fn whatif_graph(
 
 /// A `manifest@1` document, refused when it claims another schema.
 pub fn manifest_document(text: &str) -> Result<Manifest, ApiError> {
-    let m: Manifest = serde_json::from_str(text).map_err(ApiError::Manifest)?;
-    if m.schema != MANIFEST_SCHEMA {
-        return Err(ApiError::NotAManifest);
+    // Another document (a plan, say) is named by its schema, not by the first field it lacks.
+    #[derive(Deserialize)]
+    struct Probe {
+        schema: Option<serde_json::Value>,
     }
-    Ok(m)
+    let found = match serde_json::from_str::<Probe>(text) {
+        Ok(Probe { schema: Some(s) }) if s != MANIFEST_SCHEMA => s.to_string(),
+        Ok(_) => {
+            let m: Manifest = serde_json::from_str(text).map_err(ApiError::Manifest)?;
+            if m.schema == MANIFEST_SCHEMA {
+                return Ok(m);
+            }
+            format!("{:?}", m.schema)
+        }
+        Err(e) => return Err(ApiError::Manifest(e)),
+    };
+    Err(ApiError::NotAManifest { found })
 }
 
 /// What a Core ML cache must drop and compile going from `old` to `new`.

@@ -284,7 +284,7 @@ fn unreadable_graph_files_are_refused() {
     let cases = [
         (
             empty,
-            "invalid JSON at line 1, column 0: EOF while parsing a value",
+            "not a bridge document: expected a JSON object with \"schema\", \"nodes\" and \"graph_signature\" (docs/bridge-json.md), found an empty document",
         ),
         (latin1, "stream did not contain valid UTF-8"),
         (dir.clone(), "cannot read"),

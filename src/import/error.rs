@@ -12,6 +12,11 @@ pub enum ImportError {
         message: String,
     },
 
+    #[error(
+        "not a bridge document: expected a JSON object with \"schema\", \"nodes\" and \"graph_signature\" (docs/bridge-json.md), found {found}"
+    )]
+    NotADocument { found: &'static str },
+
     #[error("unsupported schema {found}: expected \"{expected}\"")]
     Schema {
         found: String,

@@ -22,8 +22,10 @@ use bridge::{DocumentSeed, RawDocument, SchemaProbe};
 use serde::de::DeserializeSeed;
 use validate::validate;
 
-/// Parses and validates one bridge JSON document.
+/// Parses and validates one bridge JSON document. A leading UTF-8 byte order mark, which some
+/// editors write, is skipped, as RFC 8259 allows a parser to.
 pub fn parse_graph(text: &str) -> Result<Graph, ImportError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let raw = match framed::read_framed(text) {
         Some(raw) => raw,
         None => read_document(text)?,
@@ -35,6 +37,7 @@ pub fn parse_graph(text: &str) -> Result<Graph, ImportError> {
 /// must always agree with. For differential tests and fuzzing; planning uses [`parse_graph`].
 #[doc(hidden)]
 pub fn parse_graph_by_serde(text: &str) -> Result<Graph, ImportError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     read_document(text).and_then(finish)
 }
 
@@ -59,9 +62,27 @@ fn read_document(text: &str) -> Result<RawDocument, ImportError> {
                     expected: GRAPH_SCHEMA,
                 });
             }
-            Err(ImportError::from_json(&e))
+            // A value that is not an object at all is not a bridge document; say what one is.
+            match json_kind(text) {
+                Some(found) => Err(ImportError::NotADocument { found }),
+                None => Err(ImportError::from_json(&e)),
+            }
         }
     }
+}
+
+/// What the document's top-level value is, when it is not an object (`None` for an object, or
+/// for text that is not JSON enough to tell).
+fn json_kind(text: &str) -> Option<&'static str> {
+    Some(match text.trim_start().bytes().next() {
+        None => "an empty document",
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b'-' | b'0'..=b'9') => "a number",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        _ => return None,
+    })
 }
 
 fn finish(raw: RawDocument) -> Result<Graph, ImportError> {

@@ -415,3 +415,32 @@ fn a_value_with_an_unknown_dtype_or_an_overflowing_size_is_noted_not_counted_as_
         "dtype \"float128\" is not one the planner knows"
     );
 }
+
+#[test]
+fn a_document_that_is_not_an_object_says_what_a_document_is() {
+    for (text, found) in [
+        ("[1, 2]", "an array"),
+        ("  \"graph\"", "a string"),
+        ("42", "a number"),
+        ("", "an empty document"),
+        ("null", "null"),
+    ] {
+        let error = parse_graph(text).unwrap_err();
+        assert_eq!(error, ImportError::NotADocument { found }, "{text:?}");
+        assert!(
+            error
+                .to_string()
+                .starts_with("not a bridge document: expected a JSON object")
+        );
+    }
+}
+
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let text = seed_like().to_json();
+    let marked = format!("\u{feff}{text}");
+    assert_eq!(
+        parse_graph(&marked).map(|g| g.len()),
+        parse_graph(&text).map(|g| g.len())
+    );
+}
