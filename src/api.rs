@@ -10,9 +10,9 @@ use crate::measure::Measure;
 use crate::options::Options;
 use crate::pipeline::{self, Session};
 use crate::plan::{PlanError, PlanRequest, parse_strategy_spec};
-use crate::report::map::{Map, MapParts};
+use crate::report::map::{Map, MapParts, Side};
 use crate::report::{self, PlanText};
-use crate::rules::{Finding, RuleId};
+use crate::rules::{Finding, FindingKind, RuleId};
 use crate::schema::MANIFEST_SCHEMA;
 use crate::stock::ExecutorchVersion;
 use crate::synthetic::{GenerateError, generate};
@@ -28,7 +28,7 @@ pub use crate::options::{ByteSize, DeploymentTarget, PartialOptions};
 pub use crate::pipeline::Checking;
 pub use crate::report::manifest_diff_text;
 pub use crate::report::map::{Picture, PictureFormat};
-pub use crate::report::{PlanDocumentError, Planned, Shown, read_plan};
+pub use crate::report::{PlanDocumentError, Planned, Shown, read_plan, verdict_line};
 pub use crate::whatif::{ChangeError, Scenario, parse_scenarios};
 
 /// What a caller may override of the document's own options, and the strategies it asks for.
@@ -56,7 +56,7 @@ impl Overrides {
     /// assumed). Planning would demote such a state to `cpu` and explain why; a caller that builds
     /// the options itself (the export_llm entry point) refuses it up front instead.
     pub fn validate(&self) -> Result<(), ApiError> {
-        self.cost.validate()?;
+        self.check_spelling()?;
         for spec in &self.strategies {
             let (_, requested) = parse_strategy_spec(spec)?;
             if requested != StrategyRequest::Fixed(Strategy::State) {
@@ -75,6 +75,16 @@ impl Overrides {
                 rule: refusal.rule(),
                 why: report::options_refusal(&refusal).unwrap_or_default(),
             });
+        }
+        Ok(())
+    }
+
+    /// The cost constants and the spelling of every strategy: what a caller can be told is wrong
+    /// with its own arguments before a graph is read.
+    pub fn check_spelling(&self) -> Result<(), ApiError> {
+        self.cost.validate()?;
+        for spec in &self.strategies {
+            parse_strategy_spec(spec)?;
         }
         Ok(())
     }
@@ -157,6 +167,13 @@ impl PlanOnGraph {
         report::title_of(&self.graph, fallback)
     }
     /// The plan drawn beside the stock proposal.
+    /// The rules the plan breaks, as the checker finds them here: a plan to fix before use.
+    pub fn violations(&self) -> Vec<&report::Explained> {
+        (self.parts.findings.iter())
+            .filter(|f| f.side == Side::Plan && f.explained.kind == FindingKind::Violation)
+            .map(|f| &f.explained)
+            .collect()
+    }
     pub fn picture(self, format: PictureFormat, title: &str) -> Picture {
         let PlanOnGraph { graph, parts } = self;
         let index = GraphIndex::new(&graph);

@@ -51,6 +51,12 @@ pub enum CostError {
     Unknown(String),
     #[error("cost constants are NAME=VALUE, found {0:?}")]
     Malformed(String),
+    #[error("{name} takes a number of {unit}, found {value:?}")]
+    NotANumber {
+        name: String,
+        unit: &'static str,
+        value: String,
+    },
     #[error("{name} must be a finite number {bound}, found {value}")]
     OutOfRange {
         name: &'static str,
@@ -67,16 +73,18 @@ impl CostOverrides {
             let (name, value) = item
                 .split_once('=')
                 .ok_or_else(|| CostError::Malformed(item.to_string()))?;
-            let number: f64 = value
-                .trim()
-                .parse()
-                .map_err(|_| CostError::Malformed(item.to_string()))?;
-            match name.trim() {
-                "call_overhead_us" => out.call_overhead_us = Some(number),
-                "bytes_per_us" => out.bytes_per_us = Some(number),
-                "cpu_op_us" => out.cpu_op_us = Some(number),
+            let (slot, unit) = match name.trim() {
+                "call_overhead_us" => (&mut out.call_overhead_us, "microseconds"),
+                "bytes_per_us" => (&mut out.bytes_per_us, "bytes per microsecond"),
+                "cpu_op_us" => (&mut out.cpu_op_us, "microseconds"),
                 other => return Err(CostError::Unknown(other.to_string())),
-            }
+            };
+            let number: f64 = value.trim().parse().map_err(|_| CostError::NotANumber {
+                name: name.trim().to_string(),
+                unit,
+                value: value.trim().to_string(),
+            })?;
+            *slot = Some(number);
         }
         out.validate()?;
         Ok(out)
@@ -321,5 +329,11 @@ mod tests {
             CostOverrides::parse("cpu_op_us=NaN"),
             Err(CostError::OutOfRange { .. })
         ));
+        assert_eq!(
+            CostOverrides::parse("call_overhead_us=abc")
+                .unwrap_err()
+                .to_string(),
+            "call_overhead_us takes a number of microseconds, found \"abc\""
+        );
     }
 }

@@ -1,34 +1,8 @@
 //! The command line as a user meets it: exit codes, formats, output files, bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("data/executorch-1.5.1")
-        .join(name)
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_partition-planner"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("partition-planner-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn arg(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+mod common;
+use common::cli::{arg, data, run, scratch, text};
+use std::path::PathBuf;
 
 #[test]
 fn plan_prints_a_text_report_and_exits_zero() {

@@ -10,7 +10,7 @@ use crate::human::{count, human_bytes};
 use crate::manifest::ManifestDiff;
 use crate::measure::{Measure, PartitionSummary};
 use crate::outcome::{Plan, Verdict};
-use crate::rules::{Finding, RuleId};
+use crate::rules::{Finding, FindingKind, RuleId};
 use crate::stock;
 use std::fmt::Write;
 
@@ -283,21 +283,25 @@ pub fn check_text(
         }
         out.push('\n');
     }
-    let violations = found.iter().filter(|f| f.is_violation()).count();
-    let _ = writeln!(
-        out,
-        "{}",
-        if violations == 0 {
-            "ok: no rule is broken".to_string()
-        } else {
-            format!(
-                "{}: {}",
-                count(violations, "rule violation", "rule violations"),
-                counts_text(&by_rule(&explained))
-            )
-        }
-    );
+    let _ = writeln!(out, "{}", verdict_line(&explained));
     out
+}
+
+/// `ok: no rule is broken`, or `2 rule violations: 1 ACYCLIC, 1 NO_STALE_COPY`: what a check
+/// comes to, in one line (the last of `check`'s report; what `render --plan` says of a plan).
+pub fn verdict_line<'a>(findings: impl IntoIterator<Item = &'a Explained>) -> String {
+    let violations: Vec<Explained> = (findings.into_iter())
+        .filter(|f| f.kind == FindingKind::Violation)
+        .cloned()
+        .collect();
+    if violations.is_empty() {
+        return "ok: no rule is broken".to_string();
+    }
+    format!(
+        "{}: {}",
+        count(violations.len(), "rule violation", "rule violations"),
+        counts_text(&by_rule(&violations))
+    )
 }
 
 /// What a cache must drop and compile, one line per entry.
