@@ -75,7 +75,14 @@ fn every_readme_command_runs_as_written() {
     .unwrap();
     let binary = env!("CARGO_BIN_EXE_partition-planner");
     let old = Command::new(binary)
-        .args(["plan", "GRAPH.json", "--min-target", "iOS17", "--emit-manifest", "old.json"])
+        .args([
+            "plan",
+            "GRAPH.json",
+            "--min-target",
+            "iOS17",
+            "--emit-manifest",
+            "old.json",
+        ])
         .current_dir(&dir)
         .output()
         .unwrap();

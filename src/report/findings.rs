@@ -208,9 +208,7 @@ fn message(graph: &Graph, f: &Finding) -> String {
             readers,
         } => {
             let readers: Vec<&str> = readers.iter().map(side).collect();
-            let size = f
-                .bytes
-                .map_or("unknown size".to_string(), |b| format!("{b} bytes"));
+            let size = f.bytes.map_or("unknown size".to_string(), byte_size);
             format!(
                 "{} is owned by {tag} and copied for {} ({size})",
                 name(*placeholder),

@@ -171,8 +171,8 @@ fn plan_sections(
     let o = &plan.options;
     let _ = writeln!(
         out,
-        "plan for {} nodes: take_over_mutable_buffer={}, take_over_constant_data={}, minimum_deployment_target={}",
-        graph.len(),
+        "plan for {}: take_over_mutable_buffer={}, take_over_constant_data={}, minimum_deployment_target={}",
+        count(graph.len(), "node", "nodes"),
         o.take_over_mutable_buffer,
         o.take_over_constant_data,
         o.minimum_deployment_target
@@ -189,10 +189,10 @@ fn plan_sections(
         let rule = b.rule.map_or(String::new(), |r| format!("[{r}] "));
         let _ = writeln!(
             out,
-            "  {:<40} {:<5} [{kind}, {} nodes]  {rule}{}",
+            "  {:<40} {:<5} [{kind}, {}]  {rule}{}",
             b.buffer,
             b.strategy.as_str(),
-            chain.chain.len(),
+            count(chain.chain.len(), "node", "nodes"),
             prose.reason(b)
         );
     }
@@ -316,12 +316,12 @@ pub fn manifest_diff_text(d: &ManifestDiff) -> String {
             };
             let _ = writeln!(
                 out,
-                "{verb:<5} {}  {} ({} nodes, {} inputs, {} outputs{states})",
+                "{verb:<5} {}  {} ({}, {}, {}{states})",
                 e.key,
                 e.tag,
-                e.nodes,
-                e.inputs.len(),
-                e.outputs.len()
+                count(e.nodes, "node", "nodes"),
+                count(e.inputs.len(), "input", "inputs"),
+                count(e.outputs.len(), "output", "outputs")
             );
         }
     }
