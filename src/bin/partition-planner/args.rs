@@ -65,11 +65,7 @@ pub enum Command {
     /// Plan a cycle-free tagging that keeps every mutation chain where it can live.
     Plan {
         #[command(flatten)]
-        input: Input,
-        #[command(flatten)]
-        cuts: Cuts,
-        #[command(flatten)]
-        asked: Asked,
+        planning: Planning,
         #[command(flatten)]
         report: Report,
         /// Also write the Core ML cache manifest: one content key per delegate partition.
@@ -101,11 +97,7 @@ pub enum Command {
     /// comparison table.
     Whatif {
         #[command(flatten)]
-        input: Input,
-        #[command(flatten)]
-        cuts: Cuts,
-        #[command(flatten)]
-        asked: Asked,
+        planning: Planning,
         #[command(flatten)]
         report: Report,
         /// take-over=on|off, target=iOS15..iOS18|default, strategy=[BUFFER=]STRATEGY,
@@ -126,11 +118,7 @@ pub enum Command {
     /// Graphviz DOT, or Model Explorer node data.
     Render {
         #[command(flatten)]
-        input: Input,
-        #[command(flatten)]
-        cuts: Cuts,
-        #[command(flatten)]
-        asked: Asked,
+        planning: Planning,
         /// What to draw.
         #[arg(long, value_enum, default_value_t = PictureArg::Html)]
         format: PictureArg,
@@ -199,6 +187,18 @@ pub struct Input {
     /// At most this many ops (`call_function` nodes) in each delegate partition.
     #[arg(long = "max-partition-ops", value_name = "N")]
     pub max_ops: Option<u64>,
+}
+
+/// What a plan is made of: the graph and its options, the cuts and what the plan weighs. `plan`,
+/// `whatif` and `render` take it; `check` takes the graph and options alone.
+#[derive(Args)]
+pub struct Planning {
+    #[command(flatten)]
+    pub input: Input,
+    #[command(flatten)]
+    pub cuts: Cuts,
+    #[command(flatten)]
+    pub asked: Asked,
 }
 
 /// The cuts a plan is asked for: requests to the planner, not rules, so `check` takes none.

@@ -7,7 +7,7 @@ mod args;
 mod files;
 mod terminal;
 
-use args::{Asked, Cli, Command, Cuts, Format, Input, OutputControl, PictureArg, Report};
+use args::{Asked, Cli, Command, Cuts, Format, Input, OutputControl, PictureArg, Planning, Report};
 use clap::Parser;
 use files::{GraphBytes, Sink, is_dash, named, not_to_a_terminal, one_standard_input, read_text};
 use partition_planner::api::{
@@ -54,15 +54,14 @@ fn run(cli: Cli, terminal: &Terminal) -> Result<u8, Failure> {
     let shown = shown_by(&cli.output);
     match cli.command {
         Command::Plan {
-            input,
-            cuts,
-            asked,
+            planning,
             report,
             emit_manifest,
         } => plan(
             terminal,
             &shown,
-            (&input, &cuts, &asked, &report),
+            &planning,
+            &report,
             emit_manifest.as_deref(),
         ),
         Command::Check {
@@ -87,29 +86,25 @@ fn run(cli: Cli, terminal: &Terminal) -> Result<u8, Failure> {
             Ok(code)
         }
         Command::Whatif {
-            input,
-            cuts,
-            asked,
+            planning,
             report,
             changes,
             scenarios,
         } => whatif(
             terminal,
             &shown,
-            (&input, &cuts, &asked, &report),
+            (&planning, &report),
             &changes,
             scenarios.as_deref(),
         ),
         Command::Render {
-            input,
-            cuts,
-            asked,
+            planning,
             format,
             plan,
             output,
         } => render(
             terminal,
-            (&input, &cuts, &asked),
+            &planning,
             plan.as_deref(),
             format,
             output.as_deref(),
@@ -148,6 +143,11 @@ fn run(cli: Cli, terminal: &Terminal) -> Result<u8, Failure> {
             Ok(u8::from(exit_code && differ))
         }
     }
+}
+
+/// The overrides of a command that plans: [`overrides`] with its cuts.
+fn planned_overrides(planning: &Planning) -> Result<Overrides, Failure> {
+    overrides(&planning.input, Some(&planning.cuts), &planning.asked)
 }
 
 /// What `-q`, `-v` and `--max-findings` ask of a text report.
@@ -237,9 +237,11 @@ fn warn_of_unsized(terminal: &Terminal, path: &Path, graph: &Graph) {
 fn plan(
     terminal: &Terminal,
     shown: &Shown,
-    (input, cuts, asked, report): (&Input, &Cuts, &Asked, &Report),
+    planning: &Planning,
+    report: &Report,
     emit_manifest: Option<&Path>,
 ) -> Result<u8, Failure> {
+    let input = &planning.input;
     // Every output is checked before any work: a manifest that cannot be written fails at once.
     let out = Sink::prepare(report.output.as_deref())?;
     let manifest_out = emit_manifest.map(|p| Sink::prepare(Some(p))).transpose()?;
@@ -248,7 +250,7 @@ fn plan(
             "--emit-manifest - and the report would both go to standard output: give one of them a file".into(),
         ));
     }
-    let overrides = overrides(input, Some(cuts), asked)?;
+    let overrides = planned_overrides(planning)?;
     let (graph, _progress) = open_graph(terminal, &input.graph)?;
     let failure = |e: ApiError| Failure::input(format!("{}: {e}", shown_path(input)));
     let planned = match report.format {
@@ -285,10 +287,11 @@ fn shown_path(input: &Input) -> String {
 fn whatif(
     terminal: &Terminal,
     shown: &Shown,
-    (input, cuts, asked, report): (&Input, &Cuts, &Asked, &Report),
+    (planning, report): (&Planning, &Report),
     changes: &[String],
     scenarios: Option<&Path>,
 ) -> Result<u8, Failure> {
+    let input = &planning.input;
     if let Some(path) = scenarios {
         one_standard_input([input.graph.as_path(), path])?;
     }
@@ -307,7 +310,7 @@ fn whatif(
         }],
     };
     let batch = scenarios.len() != 1 || changes.is_empty();
-    let overrides = overrides(input, Some(cuts), asked)?;
+    let overrides = planned_overrides(planning)?;
     let (graph, _progress) = open_graph(terminal, &input.graph)?;
     let answers = whatif_graph(graph, &overrides, scenarios).map_err(|e| match e {
         // A scenario's error names the scenario; anything else is the graph's.
@@ -333,7 +336,7 @@ fn whatif(
 
 fn render(
     terminal: &Terminal,
-    (input, cuts, asked): (&Input, &Cuts, &Asked),
+    planning: &Planning,
     plan: Option<&Path>,
     format: PictureArg,
     output: Option<&Path>,
@@ -344,6 +347,7 @@ fn render(
         PictureArg::Dot => (PictureFormat::Dot, "a DOT graph"),
         PictureArg::ModelExplorer => (PictureFormat::ModelExplorer, "Model Explorer node data"),
     };
+    let input = &planning.input;
     if let Some(path) = plan {
         one_standard_input([input.graph.as_path(), path])?;
     }
@@ -368,7 +372,7 @@ fn render(
     let fallback = file_name.as_deref().unwrap_or("graph");
     let (picture, verdict) = match plan {
         None => {
-            let overrides = overrides(input, Some(cuts), asked)?;
+            let overrides = planned_overrides(planning)?;
             let (graph, _progress) = open_graph(terminal, &input.graph)?;
             let planned = plan_graph(graph, &overrides)
                 .map_err(|e| Failure::input(format!("{}: {e}", shown_path(input))))?;
