@@ -34,14 +34,10 @@ impl Shown {
         findings_per_rule: None,
     };
 
-    /// The first lines that fit, and how many did not.
-    fn cut<'a, T>(&self, items: &'a [T], most: Option<usize>) -> (&'a [T], usize) {
-        let shown = most.map_or(items.len(), |m| m.min(items.len()));
+    /// The lines of a list that are shown, and how many are not.
+    pub(super) fn rows<'a, T>(&self, items: &'a [T]) -> (&'a [T], usize) {
+        let shown = self.rows.map_or(items.len(), |m| m.min(items.len()));
         (&items[..shown], items.len() - shown)
-    }
-
-    fn rows<'a, T>(&self, items: &'a [T]) -> (&'a [T], usize) {
-        self.cut(items, self.rows)
     }
 }
 
@@ -52,7 +48,7 @@ impl Default for Shown {
 }
 
 /// `  … and 12 more partitions`, when some were left out.
-fn more(out: &mut String, left_out: usize, what: &str) {
+pub(super) fn more(out: &mut String, left_out: usize, what: &str) {
     if left_out > 0 {
         let _ = writeln!(out, "  … and {left_out} more {what}");
     }
@@ -113,7 +109,7 @@ fn partition_lines(
 }
 
 /// How many findings each rule has, rules in order of their first finding.
-fn by_rule(findings: &[Explained]) -> Vec<(RuleId, usize)> {
+fn by_rule<'a>(findings: impl IntoIterator<Item = &'a Explained>) -> Vec<(RuleId, usize)> {
     let mut counts: Vec<(RuleId, usize)> = Vec::new();
     for f in findings {
         match counts.iter_mut().find(|(rule, _)| *rule == f.rule) {
@@ -290,17 +286,19 @@ pub fn check_text(
 /// `ok: no rule is broken`, or `2 rule violations: 1 ACYCLIC, 1 NO_STALE_COPY`: what a check
 /// comes to, in one line (the last of `check`'s report; what `render --plan` says of a plan).
 pub fn verdict_line<'a>(findings: impl IntoIterator<Item = &'a Explained>) -> String {
-    let violations: Vec<Explained> = (findings.into_iter())
-        .filter(|f| f.kind == FindingKind::Violation)
-        .cloned()
-        .collect();
-    if violations.is_empty() {
+    let counts = by_rule(
+        findings
+            .into_iter()
+            .filter(|f| f.kind == FindingKind::Violation),
+    );
+    let violations: usize = counts.iter().map(|(_, n)| n).sum();
+    if violations == 0 {
         return "ok: no rule is broken".to_string();
     }
     format!(
         "{}: {}",
-        count(violations.len(), "rule violation", "rule violations"),
-        counts_text(&by_rule(&violations))
+        count(violations, "rule violation", "rule violations"),
+        counts_text(&counts)
     )
 }
 

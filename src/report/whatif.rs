@@ -3,6 +3,7 @@
 
 use super::Shown;
 use super::reasons::{cut_line, cut_sentence};
+use super::text::more;
 use crate::graph::Graph;
 use crate::human::count;
 use crate::measure::PartitionSummary;
@@ -216,15 +217,11 @@ pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered, shown: &Shown) -> S
     }
     if !a.plan.cuts.is_empty() {
         let _ = writeln!(out, "cuts ({}):", a.plan.cuts.len());
-        let shown_cuts = shown
-            .rows
-            .map_or(a.plan.cuts.len(), |r| r.min(a.plan.cuts.len()));
-        for c in &a.plan.cuts[..shown_cuts] {
+        let (cuts, left_out) = shown.rows(&a.plan.cuts);
+        for c in cuts {
             let _ = writeln!(out, "  {}", cut_line(graph, &a.plan.tagging, c));
         }
-        if shown_cuts < a.plan.cuts.len() {
-            let _ = writeln!(out, "  … and {} more cuts", a.plan.cuts.len() - shown_cuts);
-        }
+        more(&mut out, left_out, "cuts");
     }
     let violations = a.verdict.violations().count();
     if violations > 0 {
