@@ -26,6 +26,9 @@ pub struct PartitionSummary {
     pub boundary_bytes: u64,
     /// Inputs and outputs whose size is not known (symbolic shape or no meta).
     pub unsized_boundary_values: usize,
+    /// Constants baked into it whose size is not known (an unknown dtype, say): not in
+    /// `weight_bytes`.
+    pub unsized_weights: usize,
 }
 
 /// A tagged constant read by other partitions or by CPU: executorch copies it for each of them
@@ -77,6 +80,11 @@ impl Measure {
 /// Inputs are read from `index`: at 10^6 nodes reading them from the nodes themselves, hundreds of
 /// bytes each, was most of the time measuring took.
 pub fn weight_bytes(graph: &Graph, index: &GraphIndex, tagging: &Tagging) -> Vec<u64> {
+    weights(graph, index, tagging).0
+}
+
+/// [`weight_bytes`], and per partition how many of its constants have no known size.
+fn weights(graph: &Graph, index: &GraphIndex, tagging: &Tagging) -> (Vec<u64>, Vec<usize>) {
     let tagged_constant = |q: NodeId| graph.role(q).is_constant_data() && tagging.tag(q).is_some();
     // (constant, partition holding it), each pair once.
     let mut held: Vec<(NodeId, u32)> = Vec::new();
@@ -95,11 +103,14 @@ pub fn weight_bytes(graph: &Graph, index: &GraphIndex, tagging: &Tagging) -> Vec
     held.sort_unstable();
     held.dedup();
     let mut bytes = vec![0u64; tagging.partition_count()];
+    let mut unknown = vec![0usize; tagging.partition_count()];
     for (q, p) in held {
-        let size = graph.node(q).meta.bytes().unwrap_or(0);
-        bytes[p as usize] = bytes[p as usize].saturating_add(size);
+        match graph.value_bytes[q.index()] {
+            Some(size) => bytes[p as usize] = bytes[p as usize].saturating_add(size),
+            None => unknown[p as usize] += 1,
+        }
     }
-    bytes
+    (bytes, unknown)
 }
 
 /// `index` is the graph's, read for each node's inputs (see [`weight_bytes`]).
@@ -157,7 +168,7 @@ pub fn measure(graph: &Graph, index: &GraphIndex, tagging: &Tagging) -> Measure 
             state_bytes[p as usize] = state_bytes[p as usize].saturating_add(bytes);
         }
     }
-    let weight_bytes = weight_bytes(graph, index, tagging);
+    let (weight_bytes, unsized_weights) = weights(graph, index, tagging);
     let partitions = (0..count)
         .map(|p| {
             let mut ins = std::mem::take(&mut inputs[p]);
@@ -184,6 +195,7 @@ pub fn measure(graph: &Graph, index: &GraphIndex, tagging: &Tagging) -> Measure 
                 weight_bytes: weight_bytes[p],
                 boundary_bytes,
                 unsized_boundary_values,
+                unsized_weights: unsized_weights[p],
             }
         })
         .collect();

@@ -131,16 +131,24 @@ fn node<'a>(doc: &'a mut Value, name: &str) -> &'a mut Value {
 #[test]
 fn unknown_sizes_are_warnings_naming_the_node_and_empty_tags_are_refused() {
     let odd = edited_seed("float128.json", |doc| {
-        node(doc, "b_cache")["meta"]["dtype"] = "float128".into();
+        node(doc, "_lifted_tensor_constant1")["meta"]["dtype"] = "float128".into();
     });
     let out = run(&["plan", arg(&odd)]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(
         err.contains("warning: ")
-            && err.contains("node \"b_cache\": dtype \"float128\" is not one the planner knows")
+            && err.contains(
+                "node \"_lifted_tensor_constant1\": dtype \"float128\" is not one the planner knows"
+            )
             && err.contains("its size counts as unknown"),
         "{err}"
+    );
+    // The report counts it as of unknown size, not as nothing.
+    let report = text(&out.stdout);
+    assert!(
+        report.contains("weights: 0 B (+1 of unknown size)"),
+        "{report}"
     );
     let empty = edited_seed("empty-tag.json", |doc| {
         node(doc, "aten_mul_tensor")["delegation_tag"] = "".into();

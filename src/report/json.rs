@@ -86,6 +86,7 @@ struct PartitionEntry<'a> {
     weight_bytes: u64,
     boundary_bytes: u64,
     unsized_boundary_values: usize,
+    unsized_weights: usize,
 }
 
 fn partitions<'a>(graph: &'a Graph, measure: &'a Measure) -> impl Serialize + 'a {
@@ -100,6 +101,7 @@ fn partitions<'a>(graph: &'a Graph, measure: &'a Measure) -> impl Serialize + 'a
             weight_bytes: p.weight_bytes,
             boundary_bytes: p.boundary_bytes,
             unsized_boundary_values: p.unsized_boundary_values,
+            unsized_weights: p.unsized_weights,
         })
     })
 }

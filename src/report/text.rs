@@ -78,14 +78,20 @@ fn partition_line(out: &mut String, graph: &Graph, p: &PartitionSummary) {
             p.states.join(", ")
         )
     };
-    let unknown_size = if p.unsized_boundary_values > 0 {
-        format!(" (+{} of unknown size)", p.unsized_boundary_values)
-    } else {
-        String::new()
+    let unknown = |n: usize| {
+        if n > 0 {
+            format!(" (+{n} of unknown size)")
+        } else {
+            String::new()
+        }
     };
+    let (unknown_size, unknown_weights) = (
+        unknown(p.unsized_boundary_values),
+        unknown(p.unsized_weights),
+    );
     let _ = writeln!(
         out,
-        "  {:<8} {:>12}  in: {}  out: {}  boundary: {}{unknown_size}  weights: {}{states}",
+        "  {:<8} {:>12}  in: {}  out: {}  boundary: {}{unknown_size}  weights: {}{unknown_weights}{states}",
         p.tag,
         count(p.nodes, "node", "nodes"),
         list(graph, &p.inputs, 4),
