@@ -34,6 +34,8 @@ fn on_a_terminal(args: &[&str], env: &[(&str, &str)]) -> Option<(i32, String)> {
         .args(["-qec", &command, "/dev/null"])
         .env("TERM", "xterm-256color")
         .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR")
+        .env_remove("CLICOLOR_FORCE")
         .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
@@ -324,12 +326,25 @@ fn findings_are_grouped_by_rule_and_cut_short() {
 #[test]
 fn colour_follows_the_flag_the_terminal_and_no_color() {
     let missing = "/nonexistent.json";
-    let out = run(&["--color", "always", "plan", missing]);
-    assert!(text(&out.stderr).contains("\u{1b}["), "colour asked for");
-    let out = run(&["--color", "never", "plan", missing]);
-    assert!(!text(&out.stderr).contains("\u{1b}["));
-    let out = run(&["plan", missing]);
-    assert!(!text(&out.stderr).contains("\u{1b}["), "a pipe gets none");
+    // As a pipe sees it, whatever this process's environment forces.
+    let stderr = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_partition-planner"))
+            .args(args)
+            .env_remove("CLICOLOR_FORCE")
+            .env_remove("CLICOLOR")
+            .output()
+            .unwrap();
+        text(&out.stderr)
+    };
+    assert!(
+        stderr(&["--color", "always", "plan", missing]).contains("\u{1b}["),
+        "colour asked for"
+    );
+    assert!(!stderr(&["--color", "never", "plan", missing]).contains("\u{1b}["));
+    assert!(
+        !stderr(&["plan", missing]).contains("\u{1b}["),
+        "a pipe gets none"
+    );
     if let Some((_, shown)) = on_a_terminal(&["plan", missing], &[]) {
         assert!(shown.contains("\u{1b}["), "a terminal does: {shown:?}");
         let (_, shown) = on_a_terminal(&["plan", missing], &[("NO_COLOR", "1")]).unwrap();
