@@ -134,6 +134,7 @@ fn node<'a>(doc: &'a mut Value, name: &str) -> &'a mut Value {
 fn unknown_sizes_are_warnings_naming_the_node_and_empty_tags_are_refused() {
     let odd = edited_seed("float128.json", |doc| {
         node(doc, "_lifted_tensor_constant1")["meta"]["dtype"] = "float128".into();
+        node(doc, "x")["meta"]["shape"] = serde_json::json!([i64::MAX, 4]);
     });
     let out = run(&["plan", arg(&odd)]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -144,6 +145,10 @@ fn unknown_sizes_are_warnings_naming_the_node_and_empty_tags_are_refused() {
                 "node \"_lifted_tensor_constant1\": dtype \"float128\" is not one the planner knows"
             )
             && err.contains("its size counts as unknown"),
+        "{err}"
+    );
+    assert!(
+        err.contains("node \"x\": its shape's byte count does not fit in 64 bits"),
         "{err}"
     );
     // The report counts it as of unknown size, not as nothing.
@@ -398,6 +403,12 @@ fn render_plan_exits_one_when_the_plan_breaks_a_rule() {
     ]);
     fails_with(&out, 1, "rule violation");
     assert!(std::fs::read_to_string(&page).unwrap().contains("<html"));
+    // The plan can come from standard input.
+    let out = run_with_stdin(
+        &["render", arg(&graph), "--plan", "-", "-o", arg(&page)],
+        plan.to_string().as_bytes(),
+    );
+    fails_with(&out, 1, "rule violation");
     // A plan made here draws with exit 0 and says so.
     let good = scratch("good-plan.json");
     run(&["plan", arg(&graph), "--format", "json", "-o", arg(&good)]);
@@ -551,6 +562,18 @@ fn names_sort_naturally_units_are_iec_and_counts_agree() {
         "layers.3 before layers.11: {lost:?}"
     );
     assert!(at("layers.9.") < at("layers.10."), "{lost:?}");
+    // A partition that keeps its name but not its nodes says how it changed.
+    let out = run(&[
+        "whatif",
+        arg(&data(SEED)),
+        "--change",
+        "cpu=aten_mul_tensor",
+    ]);
+    assert!(
+        text(&out.stdout).contains("partitions changed (1): tag0 (8 -> 7 nodes)\n"),
+        "{}",
+        text(&out.stdout)
+    );
     let report = text(&run(&["plan", arg(&data(SEED))]).stdout);
     assert!(report.contains("KiB") || report.contains(" B "), "{report}");
     assert!(
