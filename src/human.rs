@@ -22,7 +22,8 @@ pub fn human_bytes(bytes: u64) -> String {
     }
     let mut value = bytes as f64 / 1024.0;
     let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
+    // 1023.96 KiB would print as 1024.0 KiB: it is 1.0 MiB.
+    while value >= 1023.95 && unit < UNITS.len() - 1 {
         value /= 1024.0;
         unit += 1;
     }
@@ -125,6 +126,7 @@ mod tests {
         assert_eq!(human_bytes(1023), "1023 B");
         assert_eq!(human_bytes(1536), "1.5 KiB");
         assert_eq!(human_bytes(3 << 20), "3.0 MiB");
+        assert_eq!(human_bytes((1 << 20) - 1), "1.0 MiB");
         assert_eq!(human_bytes(u64::MAX), "16777216.0 TiB");
     }
 }

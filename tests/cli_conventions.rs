@@ -231,6 +231,57 @@ fn every_output_path_is_checked_before_any_work() {
     fails_with(&out, 2, "it is a directory");
     let out = run(&["plan", arg(&data(SEED)), "--emit-manifest", "-"]);
     fails_with(&out, 2, "both go to standard output");
+    let same = scratch("same.json");
+    let out = run(&[
+        "plan",
+        arg(&data(SEED)),
+        "-o",
+        arg(&same),
+        "--emit-manifest",
+        arg(&same),
+    ]);
+    fails_with(&out, 2, "-o and --emit-manifest name the same file");
+    let out = run(&["plan", arg(&data(SEED)), "-o", "nodir/"]);
+    fails_with(
+        &out,
+        2,
+        "cannot write nodir/: a file's path cannot end in /",
+    );
+    // A file this process may not write is not replaced behind its back (as root, it may).
+    let locked = scratch("locked.txt");
+    let _ = std::fs::remove_file(&locked);
+    std::fs::write(&locked, "kept\n").unwrap();
+    let mut permissions = std::fs::metadata(&locked).unwrap().permissions();
+    permissions.set_readonly(true);
+    std::fs::set_permissions(&locked, permissions).unwrap();
+    if std::fs::OpenOptions::new()
+        .write(true)
+        .open(&locked)
+        .is_err()
+    {
+        let out = run(&["plan", arg(&data(SEED)), "-o", arg(&locked)]);
+        fails_with(&out, 2, "Permission denied");
+        assert_eq!(std::fs::read_to_string(&locked).unwrap(), "kept\n");
+    }
+}
+
+#[test]
+fn dev_stdout_writes_to_what_the_shell_redirected_it_to() {
+    let log = scratch("appended.log");
+    std::fs::write(&log, "an earlier line\n").unwrap();
+    let command = format!(
+        "'{}' plan '{}' -o /dev/stdout >> '{}'",
+        env!("CARGO_BIN_EXE_partition-planner"),
+        arg(&data(SEED)),
+        arg(&log)
+    );
+    let status = Command::new("sh").args(["-c", &command]).status().unwrap();
+    assert!(status.success());
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.starts_with("an earlier line\nplan for 13 nodes"),
+        "{logged}"
+    );
 }
 
 #[test]
@@ -409,6 +460,16 @@ fn render_plan_exits_one_when_the_plan_breaks_a_rule() {
         plan.to_string().as_bytes(),
     );
     fails_with(&out, 1, "rule violation");
+    // The plan carries its own options: flags that would change them are refused, not ignored.
+    let out = run(&[
+        "render",
+        arg(&graph),
+        "--plan",
+        arg(&broken),
+        "--max-partition-ops",
+        "1",
+    ]);
+    fails_with(&out, 2, "cannot be used with");
     // A plan made here draws with exit 0 and says so.
     let good = scratch("good-plan.json");
     run(&["plan", arg(&graph), "--format", "json", "-o", arg(&good)]);
@@ -512,6 +573,10 @@ fn usage_errors_name_the_flag_and_input_errors_the_file_and_what_was_expected() 
         2,
         &format!("{}: line 2: not a scenario", scenarios.display()),
     );
+    let empty = scratch("empty-scenarios.jsonl");
+    std::fs::write(&empty, "# nothing yet\n").unwrap();
+    let out = run(&["whatif", seed, "--scenarios", arg(&empty)]);
+    fails_with(&out, 2, "no scenario in it");
     let array = scratch("array.json");
     std::fs::write(&array, "[1, 2]").unwrap();
     fails_with(

@@ -5,6 +5,7 @@
 use super::PlanError;
 use crate::analyse::Analysis;
 use crate::graph::{Graph, NodeId, OpKind};
+use crate::human::natural_cmp;
 use crate::options::Options;
 use std::collections::BTreeSet;
 
@@ -101,7 +102,8 @@ fn nearest(graph: &Graph, order: &[NodeId], pattern: &[&str]) -> Vec<String> {
         .chain(modules.iter().map(String::as_str))
         .map(|c| (edit_distance(&wanted, c), c))
         .collect();
-    scored.sort_unstable();
+    // Nearest first; among equals, as a person lists them (layers.9 before layers.19).
+    scored.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| natural_cmp(a.1, b.1)));
     let cutoff = (wanted.chars().count() / 2).max(2);
     (scored.into_iter())
         .filter(|&(d, _)| d <= cutoff)

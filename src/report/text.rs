@@ -47,9 +47,10 @@ impl Default for Shown {
     }
 }
 
-/// `  … and 12 more partitions`, when some were left out.
-pub(super) fn more(out: &mut String, left_out: usize, what: &str) {
+/// `  … and 12 more partitions`, when some were left out: `noun` for one, `plural` for more.
+pub(super) fn more(out: &mut String, left_out: usize, noun: &str, plural: &str) {
     if left_out > 0 {
+        let what = if left_out == 1 { noun } else { plural };
         let _ = writeln!(out, "  … and {left_out} more {what}");
     }
 }
@@ -111,7 +112,7 @@ fn partition_lines(
     for p in rows {
         partition_line(out, graph, p);
     }
-    more(out, left_out, "partitions");
+    more(out, left_out, "partition", "partitions");
 }
 
 /// How many findings each rule has, rules in order of their first finding.
@@ -142,7 +143,8 @@ fn finding_lines(out: &mut String, heading: &str, findings: &[Explained], shown:
         for f in of_rule.take(most) {
             let _ = writeln!(out, "  {}", f.to_string().replace('\n', "\n  "));
         }
-        more(out, total.saturating_sub(most), &format!("[{rule}]"));
+        let tag = format!("[{rule}]");
+        more(out, total.saturating_sub(most), &tag, &tag);
     }
 }
 
@@ -198,7 +200,7 @@ fn plan_sections(
             prose.reason(b)
         );
     }
-    more(out, buffers_left_out, "buffers");
+    more(out, buffers_left_out, "buffer", "buffers");
     let _ = writeln!(
         out,
         "\npartitions ({}; the stock proposal{} had {}):",
@@ -221,7 +223,7 @@ fn plan_sections(
         for c in cuts {
             let _ = writeln!(out, "  {}", cut_line(graph, &plan.tagging, c));
         }
-        more(out, left_out, "cuts");
+        more(out, left_out, "cut", "cuts");
     }
     // A buffer's decision is already its line above; what adds to it is a path or a finding.
     let explained: Vec<Explained> = prose

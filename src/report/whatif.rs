@@ -221,7 +221,7 @@ pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered, shown: &Shown) -> S
         for c in cuts {
             let _ = writeln!(out, "  {}", cut_line(graph, &a.plan.tagging, c));
         }
-        more(&mut out, left_out, "cuts");
+        more(&mut out, left_out, "cut", "cuts");
     }
     let violations = a.verdict.violations().count();
     if violations > 0 {

@@ -123,8 +123,19 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = PictureArg::Html)]
         format: PictureArg,
         /// Draw this plan (`plan --format json`) instead of planning: its tags are checked again
-        /// here, beside the stock proposal; exits 1 if it breaks a rule.
-        #[arg(long, value_name = "PLAN.json", conflicts_with_all = ["strategies", "cost", "cut_after", "cut_before"])]
+        /// here, under the options it records, beside the stock proposal; exits 1 if it breaks a
+        /// rule. It takes no option flags: the plan carries its own.
+        #[arg(long, value_name = "PLAN.json", conflicts_with_all = [
+                "strategies",
+                "cost",
+                "cut_after",
+                "cut_before",
+                "take_over_mutable_buffer",
+                "take_over_constant_data",
+                "min_target",
+                "max_weight_bytes",
+                "max_ops",
+            ])]
         plan: Option<PathBuf>,
         /// Write the picture here (for `model-explorer`, a directory for its three files); - is
         /// standard output. Required when standard output is a terminal.

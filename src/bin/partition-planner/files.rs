@@ -6,6 +6,7 @@
 use crate::Failure;
 use std::fs::File;
 use std::io::{ErrorKind, IsTerminal, Read, Write};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 /// Whether `path` names standard input or output.
@@ -86,29 +87,59 @@ pub fn one_standard_input<'a>(inputs: impl IntoIterator<Item = &'a Path>) -> Res
     Ok(())
 }
 
+/// Whether `path` names this process's descriptor `fd` (`/dev/stdout`, `/dev/fd/1`, …).
+fn names_fd(path: &Path, fd: u32) -> bool {
+    let named = match fd {
+        1 => "/dev/stdout",
+        2 => "/dev/stderr",
+        _ => "",
+    };
+    path == Path::new(named)
+        || path == Path::new(&format!("/dev/fd/{fd}"))
+        || path == Path::new(&format!("/proc/self/fd/{fd}"))
+}
+
 /// Where one output goes, made ready before any work is done.
 pub enum Sink {
     Stdout,
-    /// A new file beside `path`, renamed over it once written whole.
+    /// A regular file: written to a new file beside `target` (the file a link names), which then
+    /// takes its place. `shown` is the path as given, for messages.
     File {
-        path: PathBuf,
-        temporary: tempfile::NamedTempFile,
+        shown: PathBuf,
+        target: PathBuf,
+        directory: PathBuf,
+        /// The permissions of the file replaced, kept.
+        permissions: Option<std::fs::Permissions>,
     },
-    /// Something that is not a regular file (`/dev/null`, a named pipe): written in place, since
-    /// it cannot be replaced.
+    /// Something that is not a regular file (`/dev/null`, a named pipe, `/dev/stdout`): written
+    /// in place, since it cannot be replaced.
     Special {
-        path: PathBuf,
+        shown: PathBuf,
         file: File,
     },
 }
 
 impl Sink {
-    /// The sink for `-o PATH`: standard output for none or `-`. A file's directory must exist and
-    /// take a new file now, before the run: an output that cannot be written fails at once.
+    /// The sink for `-o PATH`: standard output for none or `-`. A file must be one this process
+    /// may write, in a directory that takes a new file, now, before the run: an output that
+    /// cannot be written fails at once.
     pub fn prepare(path: Option<&Path>) -> Result<Sink, Failure> {
         match path {
             None => Ok(Sink::Stdout),
-            Some(p) if is_dash(p) => Ok(Sink::Stdout),
+            Some(p) if is_dash(p) || names_fd(p, 1) => Ok(Sink::Stdout),
+            Some(p) if names_fd(p, 2) => {
+                // The same open file as this process's standard error (appending, if the shell
+                // redirected it with >>), not the file reopened from its start.
+                let stderr = std::io::stderr().as_fd().try_clone_to_owned();
+                let file =
+                    File::from(stderr.map_err(|e| {
+                        Failure::input(format!("cannot write {}: {e}", p.display()))
+                    })?);
+                Ok(Sink::Special {
+                    shown: p.to_path_buf(),
+                    file,
+                })
+            }
             Some(p) => Sink::file(p),
         }
     }
@@ -116,48 +147,58 @@ impl Sink {
     fn file(path: &Path) -> Result<Sink, Failure> {
         let failure =
             |e: std::io::Error| Failure::input(format!("cannot write {}: {e}", path.display()));
+        let refused = |why: &str| Failure::input(format!("cannot write {}: {why}", path.display()));
+        if path.as_os_str().to_string_lossy().ends_with('/') {
+            return Err(refused("a file's path cannot end in /"));
+        }
+        // Devices and the process's own descriptors (`/dev/stdout` names whatever the shell
+        // redirected it to) are written in place, never replaced.
+        let special = path.starts_with("/dev") || path.starts_with("/proc");
         // Through a symbolic link to the file it names, which is the one replaced.
         let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        match std::fs::metadata(&target) {
-            Ok(m) if !m.is_file() && !m.is_dir() => {
-                let file = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(&target)
-                    .map_err(failure)?;
-                return Ok(Sink::Special {
-                    path: path.to_path_buf(),
-                    file,
-                });
-            }
-            Ok(m) if m.is_dir() => {
-                return Err(Failure::input(format!(
-                    "cannot write {}: it is a directory",
-                    path.display()
-                )));
-            }
-            _ => {}
+        let existing = std::fs::metadata(&target).ok();
+        if existing.as_ref().is_some_and(std::fs::Metadata::is_dir) {
+            return Err(refused("it is a directory"));
+        }
+        if special || existing.as_ref().is_some_and(|m| !m.is_file()) {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(failure)?;
+            return Ok(Sink::Special {
+                shown: path.to_path_buf(),
+                file,
+            });
+        }
+        if existing.is_some() {
+            // A file this process may not write is not replaced behind its back, as `>` would
+            // not write it: opened for writing (not truncated) to ask.
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&target)
+                .map_err(failure)?;
         }
         let directory = match target.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        // Read and write for all, less the umask, as a file made by `>` would be; a file
-        // replaced keeps its own permissions.
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(".partition-planner-");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            builder.permissions(std::fs::Permissions::from_mode(0o666));
-        }
-        let temporary = builder.tempfile_in(&directory).map_err(failure)?;
-        if let Ok(existing) = std::fs::metadata(&target) {
-            let _ = temporary.as_file().set_permissions(existing.permissions());
-        }
+        // The directory takes a new file: asked with a file that has no name, so that a run
+        // killed meanwhile leaves nothing behind.
+        tempfile::tempfile_in(&directory).map_err(failure)?;
         Ok(Sink::File {
-            path: target,
-            temporary,
+            shown: path.to_path_buf(),
+            target,
+            directory,
+            permissions: existing.map(|m| m.permissions()),
         })
+    }
+
+    /// The file this sink replaces, if it replaces one: two outputs must not name the same.
+    pub fn target(&self) -> Option<&Path> {
+        match self {
+            Sink::File { target, .. } => Some(target),
+            _ => None,
+        }
     }
 
     /// Writes `parts` one after another, then puts a file in its place. Standard output closed
@@ -176,16 +217,34 @@ impl Sink {
                     }),
                 }
             }
-            Sink::Special { path, mut file } => (parts.into_iter())
+            Sink::Special { shown, mut file } => (parts.into_iter())
                 .try_for_each(|part| file.write_all(part.as_bytes()))
-                .map_err(|e| Failure::input(format!("cannot write {}: {e}", path.display()))),
+                .map_err(|e| Failure::input(format!("cannot write {}: {e}", shown.display()))),
             Sink::File {
-                path,
-                mut temporary,
+                shown,
+                target,
+                directory,
+                permissions,
             } => {
                 let failure = |e: std::io::Error| {
-                    Failure::input(format!("cannot write {}: {e}", path.display()))
+                    Failure::input(format!("cannot write {}: {e}", shown.display()))
                 };
+                // Read and write for all, less the umask, as a file made by `>` would be; a file
+                // replaced keeps its own permissions.
+                let mut builder = tempfile::Builder::new();
+                builder.prefix(".partition-planner-");
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::PermissionsExt;
+                    builder.permissions(std::fs::Permissions::from_mode(0o666));
+                }
+                let mut temporary = builder.tempfile_in(&directory).map_err(failure)?;
+                if let Some(permissions) = permissions {
+                    temporary
+                        .as_file()
+                        .set_permissions(permissions)
+                        .map_err(failure)?;
+                }
                 for part in parts {
                     temporary.write_all(part.as_bytes()).map_err(failure)?;
                 }
@@ -193,11 +252,21 @@ impl Sink {
                 // over it, ext4 (auto_da_alloc) would flush the new file's blocks at once, 85 ms
                 // of a 10^6-node run (1.07x) and 0.6 ms of Qwen3.5's (1.1x). A reader at that
                 // instant finds no file, never a partial one.
-                match std::fs::remove_file(&path) {
+                match std::fs::remove_file(&target) {
                     Err(e) if e.kind() != ErrorKind::NotFound => return Err(failure(e)),
                     _ => {}
                 }
-                temporary.persist(&path).map_err(|e| failure(e.error))?;
+                temporary.persist(&target).map_err(|e| {
+                    // The old file is gone: the new one, complete, is kept where it was written.
+                    let kept = e.file.keep().map(|(_, path)| path);
+                    let place =
+                        kept.map_or_else(|_| "lost".into(), |p| format!("kept as {}", p.display()));
+                    Failure::input(format!(
+                        "cannot write {}: {} (the new file is {place})",
+                        shown.display(),
+                        e.error
+                    ))
+                })?;
                 Ok(())
             }
         }

@@ -11,10 +11,10 @@ use args::{Asked, Cli, Command, Cuts, Format, Input, OutputControl, PictureArg, 
 use clap::Parser;
 use files::{GraphBytes, Sink, is_dash, named, not_to_a_terminal, one_standard_input, read_text};
 use partition_planner::api::{
-    ApiError, Checking, Graph, Manifest, Overrides, PartialOptions, Picture, PictureFormat,
-    Scenario, Shown, check_graph, document_text, generate_document, manifest_diff_documents,
-    manifest_diff_text, manifest_document, parse_graph, parse_scenarios, plan_graph,
-    plan_graph_json, plan_on, verdict_line, whatif_graph,
+    ApiError, Checking, Explained, Graph, Manifest, Overrides, PartialOptions, Picture,
+    PictureFormat, Scenario, Shown, check_graph, document_text, generate_document,
+    manifest_diff_documents, manifest_diff_text, manifest_document, parse_graph, parse_scenarios,
+    plan_graph, plan_graph_json, plan_on, verdict_line, whatif_graph,
 };
 use std::path::Path;
 use std::process::ExitCode;
@@ -77,7 +77,7 @@ fn run(cli: Cli, terminal: &Terminal) -> Result<u8, Failure> {
             let (graph, _progress) = open_graph(terminal, &input.graph)?;
             let checked = check_graph(graph, &overrides, checking);
             let text = match report.format {
-                Format::Json => pretty(&checked.json()),
+                Format::Json => pretty(&checked.json())?,
                 Format::Text => checked.text_with(&shown),
             };
             out.write([text.as_str()])?;
@@ -135,7 +135,7 @@ fn run(cli: Cli, terminal: &Terminal) -> Result<u8, Failure> {
             };
             let d = manifest_diff_documents(&load(&old)?, &load(&new)?);
             let report = match format {
-                Format::Json => pretty(&d),
+                Format::Json => pretty(&d)?,
                 Format::Text => manifest_diff_text(&d),
             };
             out.write([report.as_str()])?;
@@ -245,6 +245,11 @@ fn plan(
     // Every output is checked before any work: a manifest that cannot be written fails at once.
     let out = Sink::prepare(report.output.as_deref())?;
     let manifest_out = emit_manifest.map(|p| Sink::prepare(Some(p))).transpose()?;
+    if out.target().is_some() && manifest_out.as_ref().and_then(Sink::target) == out.target() {
+        return Err(Failure::usage(
+            "-o and --emit-manifest name the same file: give each its own".into(),
+        ));
+    }
     if out.is_stdout() && manifest_out.as_ref().is_some_and(Sink::is_stdout) {
         return Err(Failure::usage(
             "--emit-manifest - and the report would both go to standard output: give one of them a file".into(),
@@ -253,31 +258,46 @@ fn plan(
     let overrides = planned_overrides(planning)?;
     let (graph, _progress) = open_graph(terminal, &input.graph)?;
     let failure = |e: ApiError| Failure::input(format!("{}: {e}", shown_path(input)));
+    // A plan its own checker rejects is a bug, reported before anything is written.
+    let rejected = |v: Explained| {
+        Failure(
+            3,
+            format!("internal error: the checker rejects this plan: {v}"),
+        )
+    };
     let planned = match report.format {
         Format::Json => {
             let (planned, json) = plan_graph_json(graph, &overrides).map_err(failure)?;
+            if let Some(v) = planned.violation() {
+                return Err(rejected(v));
+            }
             // Written in the pieces it was made in, most of it beside the stock side.
-            let json = json.unwrap_or_default();
+            let json = json.map_err(unwritable)?;
             out.write(json.parts().chain(["\n"]))?;
             planned
         }
         Format::Text => {
             let planned = plan_graph(graph, &overrides).map_err(failure)?;
+            if let Some(v) = planned.violation() {
+                return Err(rejected(v));
+            }
             out.write([planned.text_with(shown).as_str()])?;
             planned
         }
     };
     if let Some(sink) = manifest_out {
-        sink.write([pretty(&planned.manifest()).as_str()])?;
-    }
-    if let Some(v) = planned.violation() {
-        return Err(Failure(
-            3,
-            format!("internal error: the checker rejects this plan: {v}"),
-        ));
+        sink.write([pretty(&planned.manifest())?.as_str()])?;
     }
     exiting(planned);
     Ok(0)
+}
+
+/// A report serde could not write: a bug, as a plan its checker rejects is.
+fn unwritable(e: serde_json::Error) -> Failure {
+    Failure(
+        3,
+        format!("internal error: cannot write the report as JSON: {e}"),
+    )
 }
 
 fn shown_path(input: &Input) -> String {
@@ -297,8 +317,18 @@ fn whatif(
     }
     let out = Sink::prepare(report.output.as_deref())?;
     let scenarios = match scenarios {
-        Some(path) => parse_scenarios(&read_text(path)?)
-            .map_err(|e| Failure::input(format!("{}: {e}", named(path))))?,
+        Some(path) => {
+            let scenarios = parse_scenarios(&read_text(path)?)
+                .map_err(|e| Failure::input(format!("{}: {e}", named(path))))?;
+            if scenarios.is_empty() {
+                return Err(Failure::input(format!(
+                    "{}: no scenario in it: one JSON object per line, such as \
+                     {{\"name\": \"ios17\", \"changes\": [\"target=iOS17\"]}}",
+                    named(path)
+                )));
+            }
+            scenarios
+        }
         None => vec![Scenario {
             name: "what-if".into(),
             changes: (changes.iter())
@@ -317,21 +347,19 @@ fn whatif(
         ApiError::Scenario { .. } => Failure::input(e.to_string()),
         e => Failure::input(format!("{}: {e}", shown_path(input))),
     })?;
+    if let Some(v) = answers.violation() {
+        return Err(Failure(
+            3,
+            format!("internal error: the checker rejects a plan: {v}"),
+        ));
+    }
     let text = match report.format {
-        Format::Json => pretty(&answers.json()),
+        Format::Json => pretty(&answers.json())?,
         Format::Text => answers.text_with(batch, shown),
     };
     out.write([text.as_str()])?;
-    match answers.violation() {
-        Some(v) => Err(Failure(
-            3,
-            format!("internal error: the checker rejects a plan: {v}"),
-        )),
-        None => {
-            exiting(answers);
-            Ok(0)
-        }
-    }
+    exiting(answers);
+    Ok(0)
 }
 
 fn render(
@@ -413,10 +441,10 @@ fn render(
     })
 }
 
-fn pretty(value: &impl serde::Serialize) -> String {
-    let mut s = serde_json::to_string_pretty(value).unwrap_or_default();
+fn pretty(value: &impl serde::Serialize) -> Result<String, Failure> {
+    let mut s = serde_json::to_string_pretty(value).map_err(unwritable)?;
     s.push('\n');
-    s
+    Ok(s)
 }
 
 /// The process ends right after: freeing a large graph node by node (100 ms at 10^6 nodes) is

@@ -32,7 +32,10 @@ pub const MAX_NODES: usize = 20_000_000;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum GenerateError {
-    #[error("cannot generate {0} nodes: choose between {MIN_NODES} and {MAX_NODES}")]
+    #[error(
+        "cannot generate {}: choose between {MIN_NODES} and {MAX_NODES}",
+        crate::human::count(.0.to_owned(), "node", "nodes")
+    )]
     Size(usize),
 }
 
