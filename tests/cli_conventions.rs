@@ -290,28 +290,13 @@ fn a_failed_run_leaves_the_old_file_whole_and_no_temporary_file() {
     std::fs::create_dir_all(&dir).unwrap();
     let plan = dir.join("plan.json");
     std::fs::write(&plan, "the previous plan\n").unwrap();
-    let out = run(&[
-        "plan",
-        arg(&data(LLAMA)),
-        "--cut-after",
-        "nomatch",
-        "-o",
-        arg(&plan),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        std::fs::read_to_string(&plan).unwrap(),
-        "the previous plan\n"
-    );
-    let out = run(&[
-        "plan",
-        arg(&data(SEED)),
-        "--format",
-        "json",
-        "-o",
-        arg(&plan),
-    ]);
-    assert_eq!(out.status.code(), Some(0));
+    let (llama, seed, out) = (data(LLAMA), data(SEED), arg(&plan));
+    let failed = run(&["plan", arg(&llama), "--cut-after", "nomatch", "-o", out]);
+    assert_eq!(failed.status.code(), Some(2));
+    let kept = std::fs::read_to_string(&plan).unwrap();
+    assert_eq!(kept, "the previous plan\n");
+    let done = run(&["plan", arg(&seed), "--format", "json", "-o", out]);
+    assert_eq!(done.status.code(), Some(0));
     assert!(std::fs::read_to_string(&plan).unwrap().starts_with('{'));
     let names: Vec<String> = (std::fs::read_dir(&dir).unwrap())
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
