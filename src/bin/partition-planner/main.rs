@@ -93,9 +93,9 @@ fn run(cli: Cli, terminal: &Terminal) -> Result<u8, Failure> {
         } => whatif(
             terminal,
             &shown,
-            (&planning, &report),
-            &changes,
-            scenarios.as_deref(),
+            &planning,
+            &report,
+            (&changes, scenarios.as_deref()),
         ),
         Command::Render {
             planning,
@@ -116,7 +116,8 @@ fn run(cli: Cli, terminal: &Terminal) -> Result<u8, Failure> {
         } => {
             not_to_a_terminal(output.as_deref(), "a generated graph")?;
             let out = Sink::prepare(output.as_deref())?;
-            let text = generate_document(nodes, seed).map_err(|e| Failure::usage(e.to_string()))?;
+            let text = generate_document(nodes, seed)
+                .map_err(|e| Failure::usage(format!("--nodes: {e}")))?;
             out.write([text.as_str()])?;
             Ok(0)
         }
@@ -307,9 +308,9 @@ fn shown_path(input: &Input) -> String {
 fn whatif(
     terminal: &Terminal,
     shown: &Shown,
-    (planning, report): (&Planning, &Report),
-    changes: &[String],
-    scenarios: Option<&Path>,
+    planning: &Planning,
+    report: &Report,
+    (changes, scenarios): (&[String], Option<&Path>),
 ) -> Result<u8, Failure> {
     let input = &planning.input;
     if let Some(path) = scenarios {
