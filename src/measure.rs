@@ -19,6 +19,8 @@ pub struct PartitionSummary {
     pub states: Vec<String>,
     /// Bytes of those states, as far as their sizes are known.
     pub state_bytes: u64,
+    /// Those states whose size is not known: not in `state_bytes`.
+    pub unsized_states: usize,
     /// Bytes of the constant data baked into the partition: each parameter, lifted constant or
     /// unmutated buffer tagged into it or copied into it, as far as sizes are known.
     pub weight_bytes: u64,
@@ -159,13 +161,17 @@ pub fn measure(graph: &Graph, index: &GraphIndex, tagging: &Tagging) -> Measure 
     }
     let mut states: Vec<Vec<String>> = vec![Vec::new(); count];
     let mut state_bytes = vec![0u64; count];
+    let mut unsized_states = vec![0usize; count];
     for b in &graph.signature.mutable_buffers {
         if let Some(p) = tagging.partition(b.placeholder)
             && tagging.partition(b.writer) == Some(p)
         {
-            states[p as usize].push(b.buffer.clone());
-            let bytes = graph.node(b.placeholder).meta.bytes().unwrap_or(0);
-            state_bytes[p as usize] = state_bytes[p as usize].saturating_add(bytes);
+            let p = p as usize;
+            states[p].push(b.buffer.clone());
+            match graph.value_bytes[b.placeholder.index()] {
+                Some(bytes) => state_bytes[p] = state_bytes[p].saturating_add(bytes),
+                None => unsized_states[p] += 1,
+            }
         }
     }
     let (weight_bytes, unsized_weights) = weights(graph, index, tagging);
@@ -196,6 +202,7 @@ pub fn measure(graph: &Graph, index: &GraphIndex, tagging: &Tagging) -> Measure 
                 boundary_bytes,
                 unsized_boundary_values,
                 unsized_weights: unsized_weights[p],
+                unsized_states: unsized_states[p],
             }
         })
         .collect();

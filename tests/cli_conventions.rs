@@ -157,6 +157,15 @@ fn unknown_sizes_are_warnings_naming_the_node_and_empty_tags_are_refused() {
         report.contains("weights: 0 B (+1 of unknown size)"),
         "{report}"
     );
+    // A state too: the buffer's dtype unknown, its state counted as of unknown size.
+    let odd_state = edited_seed("float128-state.json", |doc| {
+        node(doc, "b_cache")["meta"]["dtype"] = "float128".into();
+    });
+    let report = text(&run(&["plan", arg(&odd_state)]).stdout);
+    assert!(
+        report.contains("states (0 B (+1 of unknown size)): cache"),
+        "{report}"
+    );
     let empty = edited_seed("empty-tag.json", |doc| {
         node(doc, "aten_mul_tensor")["delegation_tag"] = "".into();
     });

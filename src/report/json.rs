@@ -87,6 +87,7 @@ struct PartitionEntry<'a> {
     boundary_bytes: u64,
     unsized_boundary_values: usize,
     unsized_weights: usize,
+    unsized_states: usize,
 }
 
 fn partitions<'a>(graph: &'a Graph, measure: &'a Measure) -> impl Serialize + 'a {
@@ -102,6 +103,7 @@ fn partitions<'a>(graph: &'a Graph, measure: &'a Measure) -> impl Serialize + 'a
             boundary_bytes: p.boundary_bytes,
             unsized_boundary_values: p.unsized_boundary_values,
             unsized_weights: p.unsized_weights,
+            unsized_states: p.unsized_states,
         })
     })
 }

@@ -70,21 +70,22 @@ fn list(graph: &Graph, ids: &[NodeId], most: usize) -> String {
 }
 
 fn partition_line(out: &mut String, graph: &Graph, p: &PartitionSummary) {
-    let states = if p.states.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "  states ({}): {}",
-            human_bytes(p.state_bytes),
-            p.states.join(", ")
-        )
-    };
     let unknown = |n: usize| {
         if n > 0 {
             format!(" (+{n} of unknown size)")
         } else {
             String::new()
         }
+    };
+    let states = if p.states.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "  states ({}{}): {}",
+            human_bytes(p.state_bytes),
+            unknown(p.unsized_states),
+            p.states.join(", ")
+        )
     };
     let (unknown_size, unknown_weights) = (
         unknown(p.unsized_boundary_values),
