@@ -351,23 +351,19 @@ pub fn whatif_graph(
 
 /// A `manifest@1` document, refused when it claims another schema.
 pub fn manifest_document(text: &str) -> Result<Manifest, ApiError> {
-    // Another document (a plan, say) is named by its schema, not by the first field it lacks.
-    #[derive(Deserialize)]
-    struct Probe {
-        schema: Option<serde_json::Value>,
+    match serde_json::from_str::<Manifest>(text) {
+        Ok(m) if m.schema == MANIFEST_SCHEMA => Ok(m),
+        Ok(m) => Err(ApiError::NotAManifest {
+            found: format!("{:?}", m.schema),
+        }),
+        // Another document (a plan, say) is named by its schema, not by the first field it lacks.
+        Err(e) => match crate::schema::declared(text) {
+            Some(found) if found != MANIFEST_SCHEMA => Err(ApiError::NotAManifest {
+                found: found.to_string(),
+            }),
+            _ => Err(ApiError::Manifest(e)),
+        },
     }
-    let found = match serde_json::from_str::<Probe>(text) {
-        Ok(Probe { schema: Some(s) }) if s != MANIFEST_SCHEMA => s.to_string(),
-        Ok(_) => {
-            let m: Manifest = serde_json::from_str(text).map_err(ApiError::Manifest)?;
-            if m.schema == MANIFEST_SCHEMA {
-                return Ok(m);
-            }
-            format!("{:?}", m.schema)
-        }
-        Err(e) => return Err(ApiError::Manifest(e)),
-    };
-    Err(ApiError::NotAManifest { found })
 }
 
 /// What a Core ML cache must drop and compile going from `old` to `new`.

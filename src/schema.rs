@@ -21,3 +21,13 @@ pub const ALL: [(&str, &str); 5] = [
     ("WHATIF_SCHEMA", WHATIF_SCHEMA),
     ("MANIFEST_SCHEMA", MANIFEST_SCHEMA),
 ];
+
+/// The `schema` a JSON document declares, when it is an object that declares one: read only to tell
+/// a document of another kind from a broken one, once reading it as the expected kind failed.
+pub fn declared(text: &str) -> Option<serde_json::Value> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        schema: Option<serde_json::Value>,
+    }
+    serde_json::from_str::<Probe>(text).ok()?.schema
+}

@@ -138,9 +138,3 @@ pub struct RawSignature {
     #[serde(default)]
     pub user_outputs: Vec<Option<String>>,
 }
-
-/// Read only to tell a document of another schema from a broken one.
-#[derive(Deserialize)]
-pub struct SchemaProbe {
-    pub schema: Option<serde_json::Value>,
-}

@@ -18,7 +18,7 @@ use crate::schema::GRAPH_SCHEMA;
 pub use error::ImportError;
 
 use crate::graph::Graph;
-use bridge::{DocumentSeed, RawDocument, SchemaProbe};
+use bridge::{DocumentSeed, RawDocument};
 use serde::de::DeserializeSeed;
 use validate::validate;
 
@@ -52,9 +52,7 @@ fn read_document(text: &str) -> Result<RawDocument, ImportError> {
         Ok(raw) => Ok(raw),
         Err(e) => {
             // A document of another schema is reported as such, not as the first field it lacks.
-            if let Ok(SchemaProbe {
-                schema: Some(found),
-            }) = serde_json::from_str::<SchemaProbe>(text)
+            if let Some(found) = crate::schema::declared(text)
                 && found.as_str() != Some(GRAPH_SCHEMA)
             {
                 return Err(ImportError::Schema {
