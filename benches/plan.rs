@@ -91,6 +91,7 @@ fn planning(c: &mut Criterion) {
     let unbudgeted = plan(&graph, &analysis, &PlanRequest::new(&graph)).expect("plans");
     let largest = |figure: fn(&partition_planner::measure::PartitionSummary) -> u64| {
         unbudgeted
+            .draft
             .measure
             .partitions
             .iter()
@@ -115,7 +116,7 @@ fn planning(c: &mut Criterion) {
         let mut request = PlanRequest::new(&graph);
         set(&mut request, value);
         let planned = plan(&graph, &analysis, &request).expect("plans");
-        assert!(!planned.cuts.is_empty(), "{name}: nothing cut");
+        assert!(!planned.draft.cuts.is_empty(), "{name}: nothing cut");
         bench_plan(&mut group, name, &graph, &analysis, &request);
     }
     group.finish();
@@ -133,6 +134,7 @@ fn bench_plan(
         b.iter(|| {
             plan(graph, analysis, black_box(request))
                 .expect("plans")
+                .draft
                 .measure
                 .partitions
                 .len()

@@ -53,7 +53,7 @@ fn main() {
         let _ = lap();
         let p = plan(&graph, &analysis, &request).expect("plans");
         times[2].push(lap());
-        sizes[2] = p.measure.partitions.len();
+        sizes[2] = p.draft.measure.partitions.len();
         let verdict = if with_check {
             let v = verify(&graph, &p, &request);
             times[5].push(lap());

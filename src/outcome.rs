@@ -3,6 +3,7 @@
 
 use crate::analyse::Analysis;
 use crate::cost::CostEstimate;
+use crate::plan::Draft;
 use crate::rules::Finding;
 use crate::stock;
 use crate::tagging::Tagging;
@@ -15,9 +16,13 @@ pub struct Run {
     pub verdict: Verdict,
 }
 
-/// A plan compared with the stock proposal: the planner's [`crate::plan::Draft`] with the
-/// comparison the pipeline adds.
-pub type Plan = crate::plan::Plan<StockComparison>;
+/// A plan compared with the stock proposal: the planner's draft and the comparison the pipeline
+/// adds.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub draft: Draft,
+    pub stock: StockComparison,
+}
 
 /// The stock proposal a plan is compared with: the tags the input carried, or, for an untagged
 /// input, executorch's reproduced (`crate::stock`) for the same options and support.

@@ -69,7 +69,8 @@ fn checked_with_states_kept(what: &str, g: &Graph, p: &Plan, options: Options, u
         "{what}: the checker rejects the plan: {broken:?}"
     );
     let states = |p: &Plan| {
-        p.buffers
+        p.draft
+            .buffers
             .iter()
             .filter(|b| b.strategy == Strategy::State)
             .count()
@@ -110,33 +111,39 @@ fn holds_under_a_third(name: &str, g: &Graph, base_options: Options, budget: Bud
     }
     let p = planned(g, options.clone());
     let what = format!("{name} ({budget:?} <= {limit})");
-    for (summary, size) in p.measure.partitions.iter().zip(budget.of(&p.measure)) {
+    for (summary, size) in p
+        .draft
+        .measure
+        .partitions
+        .iter()
+        .zip(budget.of(&p.draft.measure))
+    {
         assert!(size <= limit, "{what}: {} holds {size}", summary.tag);
     }
     // Every state of the unbudgeted plan is still one (the hulls are small beside a third).
     checked_with_states_kept(&what, g, &p, options, &unbudgeted);
     let lower_bound: u64 = budget
-        .of(&unbudgeted.measure)
+        .of(&unbudgeted.draft.measure)
         .iter()
         .map(|&total| total.div_ceil(limit.max(1)))
         .sum();
-    let allowed = lower_bound + unbudgeted.measure.partitions.len() as u64;
-    let chunks = p.measure.partitions.len() as u64;
+    let allowed = lower_bound + unbudgeted.draft.measure.partitions.len() as u64;
+    let chunks = p.draft.measure.partitions.len() as u64;
     assert!(
         chunks <= allowed,
         "{what}: {chunks} partitions, at most {allowed} allowed"
     );
     assert!(
-        p.cuts.iter().all(|c| matches!(
+        p.draft.cuts.iter().all(|c| matches!(
             (budget, &c.reason),
             (Budget::Weight, CutReason::WeightBudget { .. })
                 | (Budget::Ops, CutReason::OpBudget { .. })
         )),
         "{what}: a cut for another reason"
     );
-    if chunks > unbudgeted.measure.partitions.len() as u64 {
+    if chunks > unbudgeted.draft.measure.partitions.len() as u64 {
         assert!(
-            !p.cuts.is_empty(),
+            !p.draft.cuts.is_empty(),
             "{what}: more partitions but no cut reported"
         );
     }
@@ -170,14 +177,20 @@ fn a_generated_100_000_node_graph_keeps_within_a_third() {
 fn the_checker_finds_a_partition_over_budget_from_the_tags_alone() {
     let (name, g) = data_graphs().swap_remove(0);
     let p = planned(&g, g.options.clone());
-    let biggest = p.measure.partitions.iter().map(|m| m.weight_bytes).max();
+    let biggest = p
+        .draft
+        .measure
+        .partitions
+        .iter()
+        .map(|m| m.weight_bytes)
+        .max();
     let options = Options {
         max_weight_bytes: biggest.map(|b| b - 1),
         ..g.options.clone()
     };
     // The unbudgeted plan's tags, checked against a budget one byte below its largest partition.
-    let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
-    let found = check(&g, &p.tagging, &options, &supported);
+    let supported = g.supported();
+    let found = check(&g, &p.draft.tagging, &options, &supported);
     let over: Vec<_> = found
         .iter()
         .filter(|f| f.rule == RuleId::WithinBudget)
@@ -206,7 +219,7 @@ fn cuts_after_every_block_by_module_path_on_every_data_graph() {
         };
         let mut block_of_partition: std::collections::HashMap<u32, String> = Default::default();
         for n in g.ids().filter(|&n| g.op(n) == OpKind::CallFunction) {
-            if let (Some(t), Some(b)) = (p.tagging.partition(n), block(n)) {
+            if let (Some(t), Some(b)) = (p.draft.tagging.partition(n), block(n)) {
                 let first = block_of_partition.entry(t).or_insert_with(|| b.clone());
                 assert_eq!(
                     *first,
@@ -217,11 +230,12 @@ fn cuts_after_every_block_by_module_path_on_every_data_graph() {
             }
         }
         assert!(
-            p.measure.partitions.len() > unbudgeted.measure.partitions.len(),
+            p.draft.measure.partitions.len() > unbudgeted.draft.measure.partitions.len(),
             "{name}"
         );
         assert!(
-            p.cuts
+            p.draft
+                .cuts
                 .iter()
                 .all(|c| matches!(c.reason, CutReason::Asked { after: true, .. }))
         );

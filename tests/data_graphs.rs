@@ -52,7 +52,7 @@ fn each_version(name: &str) -> Vec<Graph> {
 }
 
 fn stock_check(g: &Graph, options: &Options) -> Vec<Finding> {
-    let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
+    let supported = g.supported();
     check(g, &Tagging::carried(g), options, &supported)
 }
 
@@ -80,7 +80,7 @@ fn every_graph_plans_under_every_option_set() {
                         broken.is_empty(),
                         "{name} take_over={take_over} {target:?} {strategy}: {broken:#?}"
                     );
-                    let states = p.measure.states();
+                    let states = p.draft.measure.states();
                     if !take_over || target != Some(DeploymentTarget::Ios18) {
                         assert_eq!(states, 0, "{name}");
                     }
@@ -101,21 +101,21 @@ fn with_take_over_off_every_graph_plans_no_worse_than_its_stock_proposal() {
         r.options.take_over_mutable_buffer = false;
         let p = plan(&g, &analyse(&g), &r).unwrap();
         let carried = Tagging::carried(&g);
-        let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
+        let supported = g.supported();
         let stock_lowers =
             !violated(&check(&g, &carried, &r.options, &supported)).contains(&RuleId::Convertible);
         let stock = carried.partition_count();
         assert!(
-            !stock_lowers || p.measure.partitions.len() <= stock,
+            !stock_lowers || p.draft.measure.partitions.len() <= stock,
             "{name}: {} partitions against stock's {stock}",
-            p.measure.partitions.len()
+            p.draft.measure.partitions.len()
         );
-        assert_eq!(p.measure.states(), 0, "{name}");
+        assert_eq!(p.draft.measure.states(), 0, "{name}");
         // The independent checker, run on the plan's tags as on any tagging.
-        let broken = violated(&check(&g, &p.tagging, &r.options, &supported));
+        let broken = violated(&check(&g, &p.draft.tagging, &r.options, &supported));
         assert!(broken.is_empty(), "{name}: {broken:?}");
         // Every buffer's account names both strategies weighed and their estimates.
-        for b in &p.buffers {
+        for b in &p.draft.buffers {
             let weighed: Vec<Strategy> = b.alternatives.iter().map(|a| a.strategy).collect();
             assert_eq!(weighed, [Strategy::Io, Strategy::Cpu], "{name}");
             let reason = said(&g, b);
@@ -173,7 +173,7 @@ fn executorch_1_4_with_take_over_off_hides_a_state_and_1_5_does_not() {
         let p = plan(&g, &analyse(&g), &r).unwrap();
         assert_eq!(
             (
-                p.buffers[0].strategy,
+                p.draft.buffers[0].strategy,
                 verify(&g, &p, &r).violations().count()
             ),
             (Strategy::Io, 0)
@@ -236,7 +236,7 @@ fn the_writer_untagged_tagging_is_a_cycle_with_its_path_and_the_plan_fixes_it() 
         } else {
             Strategy::Io
         };
-        assert_eq!(p.buffers[0].strategy, want);
+        assert_eq!(p.draft.buffers[0].strategy, want);
         assert!(violated(&verdict.stock).contains(&RuleId::Acyclic));
     }
 }
@@ -247,8 +247,11 @@ fn io_keeps_the_seed_in_one_partition_without_a_state() {
     let mut r = PlanRequest::new(&g);
     r.strategy = StrategyRequest::Fixed(Strategy::Io);
     let p = plan(&g, &analyse(&g), &r).unwrap();
-    assert_eq!((p.measure.partitions.len(), p.measure.states()), (1, 0));
-    assert_eq!(p.tagging.tag(g.find("b_cache").unwrap()), None);
+    assert_eq!(
+        (p.draft.measure.partitions.len(), p.draft.measure.states()),
+        (1, 0)
+    );
+    assert_eq!(p.draft.tagging.tag(g.find("b_cache").unwrap()), None);
 }
 
 fn plan_of(g: &Graph, take_over: bool) -> partition_planner::Plan {
@@ -260,7 +263,11 @@ fn plan_of(g: &Graph, take_over: bool) -> partition_planner::Plan {
 }
 
 fn strategies(p: &partition_planner::Plan, strategy: Strategy) -> usize {
-    p.buffers.iter().filter(|b| b.strategy == strategy).count()
+    p.draft
+        .buffers
+        .iter()
+        .filter(|b| b.strategy == strategy)
+        .count()
 }
 
 #[test]
@@ -290,17 +297,22 @@ fn qwen3_5_on_executorch_1_5_stock_stale_copies_and_the_plan() {
         ),
         (30, 18)
     );
-    for b in p.buffers.iter().filter(|b| b.strategy != Strategy::State) {
+    for b in p
+        .draft
+        .buffers
+        .iter()
+        .filter(|b| b.strategy != Strategy::State)
+    {
         assert!(
             b.buffer.ends_with("recurrent_state") && said(&g, b).contains("llama.gated_delta_rule"),
             "{b:?}"
         );
     }
-    assert!(p.measure.partitions.len() <= p.stock.tagging.partition_count());
+    assert!(p.draft.measure.partitions.len() <= p.stock.tagging.partition_count());
     // With take-over off nothing is a state and the stock proposal is already clean.
     let off = load("executorch-1.5.1/qwen3_5_0_8b_takeover_off_ios18.json");
     assert!(violated(&stock_check(&off, &off.options)).is_empty());
-    assert_eq!(plan_of(&off, false).measure.states(), 0);
+    assert_eq!(plan_of(&off, false).draft.measure.states(), 0);
 }
 
 #[test]
@@ -316,7 +328,7 @@ fn lfm2_5_and_llama3_2_keep_every_cache_as_state_in_one_partition() {
             );
             let p = plan_of(&g, true);
             assert_eq!(
-                (p.measure.states(), p.measure.partitions.len()),
+                (p.draft.measure.states(), p.draft.measure.partitions.len()),
                 (states, 1),
                 "{version} {name}"
             );
@@ -335,8 +347,11 @@ fn qwen3_5_on_executorch_1_4_with_take_over_off_hides_36_states_and_the_plan_non
         found.iter().filter_map(|f| f.buffer.as_deref()).collect();
     assert_eq!(hidden.len(), 36);
     let p = plan_of(&g, false);
-    assert_eq!((p.measure.states(), strategies(&p, Strategy::Io)), (0, 48));
-    assert_eq!(p.measure.partitions.len(), 1);
+    assert_eq!(
+        (p.draft.measure.states(), strategies(&p, Strategy::Io)),
+        (0, 48)
+    );
+    assert_eq!(p.draft.measure.partitions.len(), 1);
     // The price of `cpu`: each layer's chains split the delegate, which auto weighed and refused.
     let mut r = PlanRequest::new(&g);
     r.strategy = StrategyRequest::Fixed(Strategy::Cpu);
@@ -344,14 +359,14 @@ fn qwen3_5_on_executorch_1_4_with_take_over_off_hides_36_states_and_the_plan_non
     assert_eq!(
         (
             verify(&g, &cpu, &r).violations().count(),
-            cpu.measure.states()
+            cpu.draft.measure.states()
         ),
         (0, 0)
     );
-    assert_eq!(cpu.measure.partitions.len(), 43);
-    assert!(p.estimate.total_us < cpu.estimate.total_us);
+    assert_eq!(cpu.draft.measure.partitions.len(), 43);
+    assert!(p.draft.estimate.total_us < cpu.draft.estimate.total_us);
     // Each class of buffers on CPU alone would already split the delegate.
-    for b in &p.buffers {
+    for b in &p.draft.buffers {
         let [io, cpu] = &b.alternatives[..] else {
             panic!("{b:?}")
         };
@@ -366,7 +381,10 @@ fn qwen3_5_on_executorch_1_4_with_take_over_off_hides_36_states_and_the_plan_non
     let on = load("executorch-1.4.0/qwen3_5_0_8b_takeover_on_ios18.json");
     assert!(violated(&stock_check(&on, &on.options)).is_empty());
     let p = plan_of(&on, true);
-    assert_eq!((p.measure.states(), p.measure.partitions.len()), (48, 1));
+    assert_eq!(
+        (p.draft.measure.states(), p.draft.measure.partitions.len()),
+        (48, 1)
+    );
 }
 
 /// The plan and verdict made on two threads (the stock side beside the planner's, from 50,000
@@ -467,9 +485,9 @@ fn ops_the_converter_refuses_stay_on_cpu_explained_and_stock_breaks_convertible(
                 &analyse(&g).index,
                 partition_planner::stock::ExecutorchVersion::LATEST,
                 &options,
-                &g.nodes.iter().map(|n| n.supported).collect::<Vec<_>>(),
+                &g.supported(),
             );
-            let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
+            let supported = g.supported();
             assert_eq!(
                 convertible(&check(&g, &reproduced, &options, &supported)),
                 refused
@@ -480,13 +498,13 @@ fn ops_the_converter_refuses_stay_on_cpu_explained_and_stock_breaks_convertible(
             let p = plan(&g, &analyse(&g), &r).unwrap();
             assert!(verify(&g, &p, &r).violations().next().is_none());
             for &n in &g.refused_by_converter {
-                assert_eq!(p.tagging.tag(n), None, "{}", g.name(n));
+                assert_eq!(p.draft.tagging.tag(n), None, "{}", g.name(n));
             }
             let decisions: Vec<String> = Prose {
                 graph: &g,
                 analysis: &analyse(&g),
             }
-            .decisions(&p)
+            .decisions(&p.draft)
             .into_iter()
             .filter(|d| d.rule == RuleId::Convertible && d.buffer.is_none())
             .map(|d| d.message)
@@ -500,7 +518,7 @@ fn ops_the_converter_refuses_stay_on_cpu_explained_and_stock_breaks_convertible(
             assert!(decisions[1].ends_with("aten_max_pool2d_with_indices_default runs on CPU"));
             assert!(decisions[2].contains("coremltools 9.0 cannot convert aten.index_put.default"));
             // The writer is refused: no state, whatever take-over allows, and the reason says why.
-            let cache = &p.buffers[0];
+            let cache = &p.draft.buffers[0];
             assert_ne!(cache.strategy, Strategy::State);
             if options.take_over_mutable_buffer {
                 assert_eq!(cache.rule, Some(RuleId::Convertible));

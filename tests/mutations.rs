@@ -59,7 +59,7 @@ impl Subject {
     }
 
     fn tag(&self, n: NodeId) -> Option<&str> {
-        self.plan.tagging.tag(n)
+        self.plan.draft.tagging.tag(n)
     }
 
     fn is_op(&self, n: NodeId) -> bool {
@@ -69,7 +69,7 @@ impl Subject {
     /// The plan with some nodes moved: `Some(tag)` to that partition (made if new), `None` to CPU.
     /// Everything else the plan says of itself is left as it was.
     fn retagged(&self, moves: &[(NodeId, Option<&str>)]) -> Plan {
-        let t = &self.plan.tagging;
+        let t = &self.plan.draft.tagging;
         let mut names: Vec<String> = (0..t.partition_count() as u32)
             .map(|p| t.name(p).to_string())
             .collect();
@@ -84,7 +84,7 @@ impl Subject {
             });
         }
         let mut mutant = self.plan.clone();
-        mutant.tagging = Tagging::new(names, of);
+        mutant.draft.tagging = Tagging::new(names, of);
         mutant
     }
 
@@ -200,9 +200,9 @@ const MUTATIONS: &[Mutation] = &[
         rule: RuleId::StateTarget,
         what: "a plan holding states that says its target is iOS17",
         apply: |s| {
-            (s.plan.measure.states() > 0).then(|| {
+            (s.plan.draft.measure.states() > 0).then(|| {
                 let mut mutant = s.plan.clone();
-                mutant.options.minimum_deployment_target = Some(DeploymentTarget::Ios17);
+                mutant.draft.options.minimum_deployment_target = Some(DeploymentTarget::Ios17);
                 mutant
             })
         },
@@ -260,7 +260,7 @@ const MUTATIONS: &[Mutation] = &[
         what: "a buffer's strategy misreported",
         apply: |s| {
             let mut mutant = s.plan.clone();
-            let b = mutant.buffers.first_mut()?;
+            let b = mutant.draft.buffers.first_mut()?;
             b.strategy = if b.strategy == Strategy::State {
                 Strategy::Io
             } else {
@@ -274,7 +274,7 @@ const MUTATIONS: &[Mutation] = &[
         what: "one delegate partition too few reported",
         apply: |s| {
             let mut mutant = s.plan.clone();
-            mutant.measure.partitions.pop()?;
+            mutant.draft.measure.partitions.pop()?;
             Some(mutant)
         },
     },
@@ -282,9 +282,16 @@ const MUTATIONS: &[Mutation] = &[
         rule: RuleId::WithinBudget,
         what: "a budget of ops one below the largest partition, the tags kept (a planner ignoring it)",
         apply: |s| {
-            let largest = s.plan.measure.partitions.iter().map(|p| p.nodes).max()?;
+            let largest = s
+                .plan
+                .draft
+                .measure
+                .partitions
+                .iter()
+                .map(|p| p.nodes)
+                .max()?;
             let mut mutant = s.plan.clone();
-            mutant.options.max_ops = Some(largest as u64 - 1);
+            mutant.draft.options.max_ops = Some(largest as u64 - 1);
             Some(mutant)
         },
     },
@@ -294,13 +301,14 @@ const MUTATIONS: &[Mutation] = &[
         apply: |s| {
             let heaviest = s
                 .plan
+                .draft
                 .measure
                 .partitions
                 .iter()
                 .map(|p| p.weight_bytes)
                 .max()?;
             let mut mutant = s.plan.clone();
-            mutant.options.max_weight_bytes = Some(heaviest.checked_sub(1)?);
+            mutant.draft.options.max_weight_bytes = Some(heaviest.checked_sub(1)?);
             Some(mutant)
         },
     },

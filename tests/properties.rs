@@ -119,6 +119,7 @@ fn check_plan_properties(graph: &Graph, plan: &Plan, request: &PlanRequest, what
         "{what}: the checker rejects the plan: {broken:#?}"
     );
     let states = plan
+        .draft
         .buffers
         .iter()
         .filter(|b| b.strategy == Strategy::State)
@@ -131,7 +132,7 @@ fn check_plan_properties(graph: &Graph, plan: &Plan, request: &PlanRequest, what
         graph,
         analysis: &analysis,
     };
-    for b in &plan.buffers {
+    for b in &plan.draft.buffers {
         if b.strategy == Strategy::State {
             assert!(b.rule.is_some(), "{what}");
         }
@@ -141,13 +142,19 @@ fn check_plan_properties(graph: &Graph, plan: &Plan, request: &PlanRequest, what
             b.buffer
         );
     }
-    assert_eq!(prose.decisions(plan).len(), plan.decisions.len(), "{what}");
+    assert_eq!(
+        prose.decisions(&plan.draft).len(),
+        plan.draft.decisions.len(),
+        "{what}"
+    );
     let delegated: Vec<bool> = graph
         .ids()
-        .map(|n| graph.node(n).op == OpKind::CallFunction && plan.tagging.partition(n).is_some())
+        .map(|n| {
+            graph.node(n).op == OpKind::CallFunction && plan.draft.tagging.partition(n).is_some()
+        })
         .collect();
     let bound = delegate_runs_lower_bound(graph, &delegated) as usize;
-    let count = plan.measure.partitions.len();
+    let count = plan.draft.measure.partitions.len();
     assert!(count >= bound, "{what}");
     if states == 0 {
         assert_eq!(count, bound, "{what}: more partitions than the lower bound");
@@ -171,7 +178,7 @@ proptest! {
         check_plan_properties(&graph, &planned, &request, &generated.description);
         // Deterministic: the same request gives the same tags.
         let again = plan(&graph, &analysis, &request).expect("plans");
-        prop_assert_eq!(&planned.tagging, &again.tagging);
+        prop_assert_eq!(&planned.draft.tagging, &again.draft.tagging);
     }
 }
 
@@ -207,7 +214,11 @@ fn estimate_with(
         .enumerate()
         .map(|(i, b)| (b.buffer.clone(), StrategyRequest::Fixed(strategy_of(i))))
         .collect();
-    plan(graph, analysis, &r).expect("plans").estimate.total_us
+    plan(graph, analysis, &r)
+        .expect("plans")
+        .draft
+        .estimate
+        .total_us
 }
 
 proptest! {
@@ -223,8 +234,8 @@ proptest! {
         let analysis = analyse(&graph);
         let request = random_auto_request(&graph, seed);
         let auto = plan(&graph, &analysis, &request).expect("plans");
-        let chosen = auto.estimate.total_us;
-        let kept: Vec<bool> = auto.buffers.iter().map(|b| b.strategy == Strategy::State).collect();
+        let chosen = auto.draft.estimate.total_us;
+        let kept: Vec<bool> = auto.draft.buffers.iter().map(|b| b.strategy == Strategy::State).collect();
         let slack = 1e-6 * chosen.max(1.0);
         for uniform in [Strategy::Io, Strategy::Cpu] {
             let other = estimate_with(&graph, &analysis, &request, |i| {
@@ -241,10 +252,10 @@ proptest! {
         }
         // The estimate is the plan's own: the tagging's, measured the same way.
         prop_assert_eq!(
-            auto.estimate.delegate_calls,
-            auto.measure.partitions.len()
+            auto.draft.estimate.delegate_calls,
+            auto.draft.measure.partitions.len()
         );
-        prop_assert_eq!(auto.estimate.boundary_bytes, auto.measure.boundary_bytes());
+        prop_assert_eq!(auto.draft.estimate.boundary_bytes, auto.draft.measure.boundary_bytes());
     }
 }
 
@@ -274,14 +285,14 @@ fn a_chain_of_a_million_nodes_plans_without_overflowing_the_stack() {
     assert_eq!(verify(&graph, &planned, &request).violations().count(), 0);
     // An unsupported op every 1000 nodes: the chain cannot be a state, and 1000 runs remain, which
     // the model estimates cheaper than a million ops on CPU.
-    assert_eq!(planned.buffers[0].strategy, Strategy::Io);
-    assert_eq!(planned.measure.partitions.len(), 1000);
+    assert_eq!(planned.draft.buffers[0].strategy, Strategy::Io);
+    assert_eq!(planned.draft.measure.partitions.len(), 1000);
     request
         .buffer_strategies
         .push(("buf".into(), StrategyRequest::Fixed(Strategy::Cpu)));
     let planned = plan(&graph, &analysis, &request).expect("plans");
     assert_eq!(verify(&graph, &planned, &request).violations().count(), 0);
-    assert_eq!(planned.measure.partitions.len(), 0);
+    assert_eq!(planned.draft.measure.partitions.len(), 0);
 }
 
 /// The generator reaches every kind of decision often enough for the property above to mean something.
@@ -293,7 +304,7 @@ fn random_graphs_cover_every_decision() {
         let graph = parse_graph(&generated.builder.to_json()).expect("imports");
         let request = random_request(&graph, seed);
         let planned = plan(&graph, &analyse(&graph), &request).expect("plans");
-        for b in &planned.buffers {
+        for b in &planned.draft.buffers {
             let rule = b
                 .rule
                 .map_or("requested".to_string(), |r| r.id().to_string());
@@ -303,7 +314,7 @@ fn random_graphs_cover_every_decision() {
         for f in verdict.stock.iter().chain(&verdict.plan) {
             *seen.entry(format!("finding:{}", f.rule)).or_default() += 1;
         }
-        if planned.measure.partitions.len() > 1 {
+        if planned.draft.measure.partitions.len() > 1 {
             *seen.entry("several partitions".into()).or_default() += 1;
         }
     }
@@ -380,7 +391,7 @@ proptest! {
             .map(|v| explain(&graph, v).to_string())
             .collect();
         prop_assert!(broken.is_empty(), "{}: the checker rejects the plan: {:#?}", what, broken);
-        for p in &planned.measure.partitions {
+        for p in &planned.draft.measure.partitions {
             prop_assert!(request.options.max_ops.is_none_or(|m| p.nodes as u64 <= m), "{}", what);
             prop_assert!(request.options.max_weight_bytes.is_none_or(|m| p.weight_bytes <= m), "{}", what);
         }
@@ -388,7 +399,7 @@ proptest! {
             let at = analysis.index.position(x);
             for n in graph.ids().filter(|&n| graph.op(n) == OpKind::CallFunction) {
                 for m in graph.ids().filter(|&m| graph.op(m) == OpKind::CallFunction) {
-                    let (tn, tm) = (planned.tagging.partition(n), planned.tagging.partition(m));
+                    let (tn, tm) = (planned.draft.tagging.partition(n), planned.draft.tagging.partition(m));
                     let across = analysis.index.position(n) <= at && analysis.index.position(m) > at;
                     prop_assert!(!(across && tn.is_some() && tn == tm), "{}: {} and {} share a partition across the cut after {}", what, graph.name(n), graph.name(m), graph.name(x));
                 }

@@ -92,7 +92,7 @@ fn findings(
     options: &Options,
     kind: FindingKind,
 ) -> Vec<RuleId> {
-    let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
+    let supported = g.supported();
     let mut rules: Vec<RuleId> = check(
         g,
         &Tagging::by_name(g, tagged).expect("case names"),
@@ -228,9 +228,9 @@ fn plan_claims(g: &Graph, lie: bool) -> Vec<RuleId> {
     let mut request = PlanRequest::new(g);
     request.options = ios18(true);
     let mut p = plan(g, &analyse(g), &request).expect("plans");
-    assert_eq!(p.buffers[0].strategy, Strategy::State);
+    assert_eq!(p.draft.buffers[0].strategy, Strategy::State);
     if lie {
-        p.buffers[0].strategy = Strategy::Cpu;
+        p.draft.buffers[0].strategy = Strategy::Cpu;
     }
     let mut rules: Vec<RuleId> = verify(g, &p, &request)
         .plan
@@ -285,7 +285,7 @@ fn a_copied_constant_counts_in_each_partition_reading_it() {
         max_weight_bytes: Some(bytes),
         ..ios18(true)
     };
-    let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
+    let supported = g.supported();
     let tagging = Tagging::by_name(&g, &tagged).expect("case names");
     let over_budget = |bytes| {
         let mut over: Vec<_> = check(&g, &tagging, &budget(bytes), &supported)

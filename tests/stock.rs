@@ -83,11 +83,11 @@ fn an_untagged_document_plans_as_its_stock_tagged_twin() {
             };
             let what = format!("{} take-over {take_over}", path.display());
             assert_eq!(
-                first_difference(g, &tagged.tagging, &untagged.tagging),
+                first_difference(g, &tagged.draft.tagging, &untagged.draft.tagging),
                 None,
                 "{what}"
             );
-            assert_eq!(tagged.buffers, untagged.buffers, "{what}");
+            assert_eq!(tagged.draft.buffers, untagged.draft.buffers, "{what}");
             assert_eq!(
                 tagged.stock.tagging.partition_count(),
                 untagged.stock.tagging.partition_count(),
@@ -114,7 +114,7 @@ fn the_reproduction_matches_the_real_stock_tags_on_every_document_in_data() {
         let graph = parse_graph(&text).expect("imports");
         let analysis = analyse(&graph);
         let parsed = ExecutorchVersion::parse(&version).expect("known");
-        let supported: Vec<bool> = graph.nodes.iter().map(|n| n.supported).collect();
+        let supported = graph.supported();
         let reproduced = reproduce(
             &graph,
             analysis.index.as_ref(),

@@ -18,7 +18,7 @@ fn if_core_ml_ran_the_gated_delta_rule_the_recurrent_states_would_be_states() {
     let g = load("executorch-1.5.1/qwen3_5_0_8b_takeover_on_ios18.json");
     let request = PlanRequest::new(&g);
     let s = Session::new(g, request).unwrap();
-    assert_eq!(s.base.measure.states(), 30);
+    assert_eq!(s.base.draft.measure.states(), 30);
     let answer = s
         .what_if(&[Change::OpSupported {
             target: "llama.gated_delta_rule.default".into(),
@@ -47,7 +47,7 @@ fn on_executorch_1_4_with_take_over_off_io_would_be_one_delegate_call() {
     let g = load("executorch-1.4.0/qwen3_5_0_8b_takeover_off_ios18.json");
     let request = PlanRequest::new(&g);
     let s = Session::new(g, request).unwrap();
-    let base_calls = s.base.measure.partitions.len() as i64;
+    let base_calls = s.base.draft.measure.partitions.len() as i64;
     let answer = s
         .what_if(&[Change::Strategy {
             buffer: None,

@@ -88,7 +88,7 @@ fn plan_with_tags<'py>(
     overrides: Option<&str>,
 ) -> PyResult<(PlanHandle, Bound<'py, PyDict>, Vec<String>)> {
     let planned = planned(py, graph, overrides)?;
-    let tagging = &planned.plan.tagging;
+    let tagging = &planned.plan.draft.tagging;
     // A tag's Python string once per partition.
     let tags: Vec<Bound<'py, PyString>> = (0..tagging.partition_count())
         .map(|p| PyString::new(py, tagging.name(p as u32)))
@@ -103,6 +103,7 @@ fn plan_with_tags<'py>(
     }
     let partitions = planned
         .plan
+        .draft
         .measure
         .partitions
         .iter()

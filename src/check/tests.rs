@@ -10,7 +10,7 @@ fn tags(g: &Graph, tagged: &[(&str, &str)]) -> Tagging {
 }
 
 fn run(g: &Graph, t: &Tagging, o: &Options) -> Vec<Finding> {
-    let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
+    let supported = g.supported();
     check(g, t, o, &supported)
 }
 
@@ -220,7 +220,7 @@ fn nothing_tagged_breaks_no_rule_by_the_long_way_too() {
         let text = crate::synthetic::generate(2000, seed).expect("generates");
         let g = crate::import::parse_graph(&text).expect("imports");
         let untagged = Tagging::new(Vec::new(), vec![None; g.len()]);
-        let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
+        let supported = g.supported();
         let edges = Edges::new(&g);
         for o in [ios18(true), ios18(false), Options::default()] {
             assert!(
@@ -239,7 +239,7 @@ fn one_view_serves_every_tagging_of_its_graph() {
     // two threads at once: each as a view of its own would find.
     let text = crate::synthetic::generate(2000, 7).expect("generates");
     let g = crate::import::parse_graph(&text).expect("imports");
-    let supported: Vec<bool> = g.nodes.iter().map(|n| n.supported).collect();
+    let supported = g.supported();
     let index = crate::analyse::GraphIndex::new(&g);
     let stock = |version| crate::stock::reproduce(&g, &index, version, &g.options, &supported);
     let (newer, older) = (
@@ -266,7 +266,7 @@ fn a_view_is_of_one_graph() {
     let text = crate::synthetic::generate(200, 1).expect("generates");
     let other = crate::import::parse_graph(&text).expect("imports");
     let index = crate::analyse::GraphIndex::new(&other);
-    let supported: Vec<bool> = other.nodes.iter().map(|n| n.supported).collect();
+    let supported = other.supported();
     let stock = crate::stock::reproduce(
         &other,
         &index,

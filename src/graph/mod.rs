@@ -359,6 +359,12 @@ impl Graph {
         (0..self.nodes.len() as u32).map(NodeId)
     }
 
+    /// What the document says the backend supports, as a table by node: what the planner, the
+    /// stock reproduction and the checker are handed unless a request says otherwise.
+    pub fn supported(&self) -> Vec<bool> {
+        self.nodes.iter().map(|n| n.supported).collect()
+    }
+
     /// The mutable buffer declared under `name`, matched by buffer name or by placeholder name.
     pub fn mutable_buffer(&self, name: &str) -> Option<&MutableBuffer> {
         self.signature

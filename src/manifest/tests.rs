@@ -22,7 +22,7 @@ fn planned(text: &str, edit: impl Fn(&mut Options)) -> Manifest {
     let mut request = PlanRequest::new(&graph);
     edit(&mut request.options);
     let p = plan(&graph, &analysis, &request).expect("plans");
-    manifest(&graph, &p.tagging, &p.options)
+    manifest(&graph, &p.draft.tagging, &p.draft.options)
 }
 
 fn keys(m: &Manifest) -> Vec<String> {
@@ -133,17 +133,17 @@ fn renaming_every_node_or_renumbering_tags_keeps_the_keys() {
     let graph = parse_graph(&qwen).unwrap();
     let analysis = analyse(&graph);
     let p = plan(&graph, &analysis, &PlanRequest::new(&graph)).unwrap();
-    let count = p.tagging.partition_count() as u32;
-    let mut same: Vec<String> = keys(&manifest(&graph, &p.tagging, &p.options));
+    let count = p.draft.tagging.partition_count() as u32;
+    let mut same: Vec<String> = keys(&manifest(&graph, &p.draft.tagging, &p.draft.options));
     // The same partitions numbered in reverse, under other tag names.
     let relabelled = Tagging::new(
         (0..count).map(|t| format!("x{t}")).collect(),
         graph
             .ids()
-            .map(|n| p.tagging.partition(n).map(|t| count - 1 - t))
+            .map(|n| p.draft.tagging.partition(n).map(|t| count - 1 - t))
             .collect(),
     );
-    let mut relabelled_keys = keys(&manifest(&graph, &relabelled, &p.options));
+    let mut relabelled_keys = keys(&manifest(&graph, &relabelled, &p.draft.options));
     same.sort();
     relabelled_keys.sort();
     assert_eq!(same, relabelled_keys);
@@ -204,9 +204,9 @@ fn compute_unit_precision_and_target_change_every_key() {
     let graph = parse_graph(&qwen).unwrap();
     let analysis = analyse(&graph);
     let p = plan(&graph, &analysis, &PlanRequest::new(&graph)).unwrap();
-    let mut options = p.options.clone();
+    let mut options = p.draft.options.clone();
     options.minimum_deployment_target = Some(DeploymentTarget::Ios17);
-    let target = manifest(&graph, &p.tagging, &options);
+    let target = manifest(&graph, &p.draft.tagging, &options);
     assert_eq!(changed(&base, &target), n);
 }
 

@@ -45,7 +45,7 @@ pub struct CheckedTags {
 
 /// Checks what `checking` names of `graph` under `options`.
 pub fn check_tags(graph: &Graph, options: &Options, checking: Checking) -> CheckedTags {
-    let supported: Vec<bool> = graph.nodes.iter().map(|n| n.supported).collect();
+    let supported = graph.supported();
     let index = GraphIndex::new(graph);
     let (tagging, reproduced) = match checking {
         Checking::Document => (Tagging::carried(graph), None),

@@ -7,7 +7,7 @@ use super::claims;
 use crate::check::{GraphView, check_claims_in, check_in};
 use crate::graph::Graph;
 use crate::outcome::{Plan, Verdict};
-use crate::plan::{self, PlanRequest};
+use crate::plan::{Draft, PlanRequest};
 use crate::rules::Finding;
 use crate::tagging::Tagging;
 use crate::threads;
@@ -23,17 +23,17 @@ pub fn verify_in(view: &GraphView, graph: &Graph, plan: &Plan, request: &PlanReq
     let (stock, plan) = threads::both(
         graph.len() >= threads::BESIDE_FROM_NODES,
         || verify_stock(view, graph, &plan.stock.tagging, request),
-        || verify_plan(view, graph, plan, request),
+        || verify_plan(view, graph, &plan.draft, request),
     );
     Verdict { plan, stock }
 }
 
 /// The checker's findings on a plan or a draft made for `request`: costs, and violations (each a
 /// planner bug).
-pub fn verify_plan<S>(
+pub fn verify_plan(
     view: &GraphView,
     graph: &Graph,
-    plan: &plan::Plan<S>,
+    plan: &Draft,
     request: &PlanRequest,
 ) -> Vec<Finding> {
     let delegable = request.delegable();

@@ -15,7 +15,7 @@ use crate::tagging::Tagging;
 /// proposal's, the checker's findings on both, the plan's own decisions and both estimates.
 pub fn given_plan(graph: &Graph, given: GivenPlan) -> Result<MapParts, PlanDocumentError> {
     let analysis = analyse(graph);
-    let supported: Vec<bool> = graph.nodes.iter().map(|n| n.supported).collect();
+    let supported = graph.supported();
     let (stock, source) =
         stock::proposal(graph, analysis.index.as_ref(), &given.options, &supported);
     let given_buffers = given.buffers();

@@ -26,8 +26,9 @@ use crate::check::{BufferClaim, Claims, GraphView, Lives, check_claims_in, check
 use crate::cost::{Scratch, estimate};
 use crate::graph::Graph;
 use crate::outcome::{Plan, Run, StockComparison, Verdict};
-use crate::plan::{self, PlanError, PlanRequest, Strategy, draft};
-use crate::report::{self, DraftJson, PlanText, Planned};
+use crate::plan::{self, Draft, PlanError, PlanRequest, Strategy, draft};
+use crate::report::{self, PlanText, Planned};
+use crate::rules::Finding;
 use crate::stock;
 use crate::threads;
 use std::sync::Arc;
@@ -46,16 +47,13 @@ pub fn planned_with_json(
     graph: Graph,
     request: &PlanRequest,
 ) -> Result<(Planned, serde_json::Result<PlanText>), PlanError> {
-    let (run, alone) = run_with(&GraphView::default(), &graph, request, true)?;
+    let (run, alone) = run_with(
+        &GraphView::default(),
+        &graph,
+        request,
+        report::plan_alone_json,
+    )?;
     let planned = Planned::of(graph, run);
-    let alone = alone.unwrap_or_else(|| {
-        report::plan_alone_json(
-            &planned.graph,
-            &planned.analysis,
-            &planned.plan,
-            &planned.verdict.plan,
-        )
-    });
     let json = alone.and_then(|alone| {
         report::plan_json_text(
             &planned.graph,
@@ -76,18 +74,18 @@ pub fn run(graph: &Graph, request: &PlanRequest) -> Result<Run, PlanError> {
 /// [`run`] in `view`, the checker's view of `graph`: the side that checks first builds it, and the
 /// other, and later checks of the same graph (what-if's scenarios), reuse it.
 pub fn run_in(view: &GraphView, graph: &Graph, request: &PlanRequest) -> Result<Run, PlanError> {
-    run_with(view, graph, request, false).map(|(run, _)| run)
+    run_with(view, graph, request, |_, _, _, _| ()).map(|(run, ())| run)
 }
 
-/// The run. With `write_json`, the planner's side also writes what of the `plan@1` document the
-/// draft already says, once the draft is checked, while the stock side may still be at work. The
-/// stages are called here, in order, each once.
-fn run_with(
+/// The run. Once the draft is checked, the planner's side also does `with_checked_draft`: writing
+/// what of the `plan@1` document the draft already says, while the stock side may still be at
+/// work. The stages are called here, in order, each once.
+fn run_with<T: Send>(
     view: &GraphView,
     graph: &Graph,
     request: &PlanRequest,
-    write_json: bool,
-) -> Result<(Run, Option<serde_json::Result<DraftJson>>), PlanError> {
+    with_checked_draft: impl FnOnce(&Graph, &Analysis, &Draft, &[Finding]) -> T + Send,
+) -> Result<(Run, T), PlanError> {
     request.fits(graph)?;
     let delegable = request.delegable();
     let index = Arc::new(GraphIndex::new(graph));
@@ -108,7 +106,7 @@ fn run_with(
         },
         || {
             // The planner's side: the analysis, the draft, checked against what it claims, and
-            // what of the plan document the draft already says.
+            // what the caller does with the checked draft.
             let analysis = analyse_indexed(graph, Arc::clone(&index));
             let drafted = draft(graph, &analysis, request).map(|draft| {
                 let claims = claims(&draft);
@@ -120,8 +118,7 @@ fn run_with(
                     &delegable,
                     &claims,
                 );
-                let written =
-                    write_json.then(|| report::plan_alone_json(graph, &analysis, &draft, &found));
+                let written = with_checked_draft(graph, &analysis, &draft, &found);
                 (draft, found, written)
             });
             (analysis, drafted)
@@ -132,7 +129,7 @@ fn run_with(
         plan: plan_findings,
         stock: stock_findings,
     };
-    let plan = draft.compared_with(stock);
+    let plan = Plan { draft, stock };
     Ok((
         Run {
             analysis,
@@ -144,7 +141,7 @@ fn run_with(
 }
 
 /// What `plan` (or a draft) says of itself, in the checker's terms.
-pub fn claims<S>(plan: &plan::Plan<S>) -> Claims<'_> {
+pub fn claims(plan: &Draft) -> Claims<'_> {
     Claims {
         buffers: plan
             .buffers
@@ -176,7 +173,10 @@ pub fn plan(graph: &Graph, analysis: &Analysis, request: &PlanRequest) -> Result
         || stock_comparison(graph, &analysis.index, request),
         || draft(graph, analysis, request),
     );
-    Ok(draft?.compared_with(stock))
+    Ok(Plan {
+        draft: draft?,
+        stock,
+    })
 }
 
 /// The stock proposal for `graph` and `request`, with the request's cost model's estimate of it.

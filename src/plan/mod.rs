@@ -71,7 +71,7 @@ impl PlanRequest {
             options: graph.options.clone(),
             strategy: StrategyRequest::Auto,
             buffer_strategies: Vec::new(),
-            supported: graph.nodes.iter().map(|n| n.supported).collect(),
+            supported: graph.supported(),
             on_cpu: Vec::new(),
             cost: CostModel::default(),
         }
@@ -106,10 +106,11 @@ fn did_you_mean(nearest: &[String]) -> String {
     }
 }
 
-/// A plan: the tags and every decision behind them, and what the plan is compared with (`S`). The
-/// planner makes a [`Draft`], compared with nothing: all the checker needs to verify it.
+/// A plan as the planner makes it: the tags and every decision behind them, compared with nothing.
+/// All the checker needs to verify it; the pipeline adds the stock comparison
+/// ([`crate::outcome::Plan`]).
 #[derive(Clone, Debug)]
-pub struct Plan<S> {
+pub struct Draft {
     pub options: Options,
     pub tagging: Tagging,
     pub buffers: Vec<BufferDecision>,
@@ -123,42 +124,6 @@ pub struct Plan<S> {
     pub decisions: Vec<Decision>,
     /// Where partitions were cut for the budgets or as the user asked, in order.
     pub cuts: Vec<Cut>,
-    /// What the plan is compared with.
-    pub stock: S,
-}
-
-/// A plan before it is compared with the stock proposal.
-pub type Draft = Plan<()>;
-
-impl Draft {
-    /// The draft compared with `stock`. Moved field by field: `Plan { stock, ..self }` cannot
-    /// change the type parameter on stable Rust (RFC 2528).
-    pub fn compared_with<S>(self, stock: S) -> Plan<S> {
-        let Plan {
-            options,
-            tagging,
-            buffers,
-            measure,
-            cost,
-            estimate,
-            candidates_estimated,
-            decisions,
-            cuts,
-            stock: (),
-        } = self;
-        Plan {
-            options,
-            tagging,
-            buffers,
-            measure,
-            cost,
-            estimate,
-            candidates_estimated,
-            decisions,
-            cuts,
-            stock,
-        }
-    }
 }
 
 /// The plan for `request`.
@@ -234,7 +199,7 @@ pub fn draft(
             );
         cites_a_rule.then_some(Decision::Buffer(i))
     }));
-    Ok(Plan {
+    Ok(Draft {
         options: request.options.clone(),
         measure: measure(graph, &analysis.index, &tagging),
         cost: request.cost,
@@ -244,7 +209,6 @@ pub fn draft(
         buffers,
         decisions,
         cuts: plan_cuts,
-        stock: (),
     })
 }
 

@@ -43,7 +43,7 @@ fn decisions(g: &Graph, p: &Plan) -> Vec<Explained> {
         graph: g,
         analysis: &analysis,
     }
-    .decisions(p)
+    .decisions(&p.draft)
 }
 
 fn ios18(r: &mut PlanRequest) {
@@ -51,14 +51,14 @@ fn ios18(r: &mut PlanRequest) {
 }
 
 fn tag<'a>(g: &Graph, p: &'a Plan, node: &str) -> Option<&'a str> {
-    p.tagging.tag(g.find(node).unwrap())
+    p.draft.tagging.tag(g.find(node).unwrap())
 }
 
 #[test]
 fn the_seed_at_ios18_keeps_the_whole_chain_as_one_state() {
     let g = load(&seed_graph());
     let p = plan_with(&g, ios18);
-    let b = &p.buffers[0];
+    let b = &p.draft.buffers[0];
     assert_eq!(
         (b.strategy, b.partition.as_deref(), b.rule),
         (Strategy::State, Some("tag0"), Some(RuleId::StateWhole))
@@ -76,7 +76,10 @@ fn the_seed_at_ios18_keeps_the_whole_chain_as_one_state() {
     for n in ["x", "output"] {
         assert_eq!(tag(&g, &p, n), None);
     }
-    assert_eq!((p.measure.partitions.len(), p.measure.states()), (1, 1));
+    assert_eq!(
+        (p.draft.measure.partitions.len(), p.draft.measure.states()),
+        (1, 1)
+    );
 }
 
 #[test]
@@ -86,14 +89,17 @@ fn take_over_off_passes_the_buffer_through_one_delegate_when_that_is_cheapest() 
         ios18(r);
         r.options.take_over_mutable_buffer = false;
     });
-    let b = &p.buffers[0];
+    let b = &p.draft.buffers[0];
     assert_eq!(
         (b.strategy, b.rule),
         (Strategy::Io, Some(RuleId::NoHiddenState))
     );
     // io keeps the one partition the state had; cpu would split it around the chain.
     assert_eq!(tag(&g, &p, "b_cache"), None);
-    assert_eq!((p.measure.partitions.len(), p.measure.states()), (1, 0));
+    assert_eq!(
+        (p.draft.measure.partitions.len(), p.draft.measure.states()),
+        (1, 0)
+    );
     let weighed: Vec<(Strategy, usize)> = b
         .alternatives
         .iter()
@@ -108,7 +114,7 @@ fn take_over_off_passes_the_buffer_through_one_delegate_when_that_is_cheapest() 
         "{}",
         said(&g, b)
     );
-    assert_eq!(p.estimate, b.alternatives[0].estimate);
+    assert_eq!(p.draft.estimate, b.alternatives[0].estimate);
     // The plan says what was wrong with the stock proposal (nothing is tagged in the fixture).
     assert!(verify(&g, &p, &PlanRequest::new(&g)).stock.is_empty());
 }
@@ -121,12 +127,12 @@ fn cpu_moves_the_chain_off_the_delegate_and_splits_it() {
         r.options.take_over_mutable_buffer = false;
         r.strategy = StrategyRequest::Fixed(Strategy::Cpu);
     });
-    assert_eq!(p.buffers[0].strategy, Strategy::Cpu);
-    assert!(p.buffers[0].alternatives.is_empty());
+    assert_eq!(p.draft.buffers[0].strategy, Strategy::Cpu);
+    assert!(p.draft.buffers[0].alternatives.is_empty());
     for n in ["b_cache", "mul", "scatter0", "add", "copy", "scatter1"] {
         assert_eq!(tag(&g, &p, n), None, "{n}");
     }
-    assert_eq!(p.measure.states(), 0);
+    assert_eq!(p.draft.measure.states(), 0);
     // unsq runs before the chain, sum and out after it: two delegate calls.
     assert_eq!(tag(&g, &p, "unsq"), Some("tag0"));
     assert_eq!(
@@ -160,7 +166,7 @@ fn auto_chooses_cpu_when_bytes_are_costly_and_says_why() {
         r.options.take_over_mutable_buffer = false;
         r.cost.bytes_per_us = 100.0;
     });
-    let b = &p.buffers[0];
+    let b = &p.draft.buffers[0];
     assert_eq!(b.strategy, Strategy::Cpu, "{}", said(&g, b));
     let io = &b.alternatives[0];
     let cpu = &b.alternatives[1];
@@ -182,10 +188,10 @@ fn auto_chooses_cpu_when_bytes_are_costly_and_says_why() {
         r.cost.bytes_per_us = 1e6;
     });
     assert_eq!(
-        p.buffers[0].strategy,
+        p.draft.buffers[0].strategy,
         Strategy::Io,
         "{}",
-        said(&g, &p.buffers[0])
+        said(&g, &p.draft.buffers[0])
     );
 }
 
@@ -197,9 +203,9 @@ fn requested_state_with_take_over_off_is_refused_with_the_rule() {
         r.options.take_over_mutable_buffer = false;
         r.strategy = StrategyRequest::Fixed(Strategy::State);
     });
-    assert_eq!(p.buffers[0].strategy, Strategy::Cpu);
+    assert_eq!(p.draft.buffers[0].strategy, Strategy::Cpu);
     assert!(
-        said(&g, &p.buffers[0])
+        said(&g, &p.draft.buffers[0])
             .starts_with("state was requested, but take_over_mutable_buffer is off")
     );
 }
@@ -212,11 +218,11 @@ fn io_delegates_the_chain_but_not_the_placeholder() {
         r.buffer_strategies
             .push(("cache".into(), StrategyRequest::Fixed(Strategy::Io)));
     });
-    assert_eq!(p.buffers[0].strategy, Strategy::Io);
+    assert_eq!(p.draft.buffers[0].strategy, Strategy::Io);
     assert_eq!(tag(&g, &p, "b_cache"), None);
     assert_eq!(tag(&g, &p, "scatter1"), Some("tag0"));
-    assert_eq!(p.measure.states(), 0);
-    let part = &p.measure.partitions[0];
+    assert_eq!(p.draft.measure.states(), 0);
+    let part = &p.draft.measure.partitions[0];
     assert!(part.inputs.contains(&g.find("b_cache").unwrap()));
     assert!(part.outputs.contains(&g.find("scatter1").unwrap()));
 }
@@ -250,7 +256,7 @@ fn a_buffer_may_be_named_by_its_placeholder() {
         r.buffer_strategies
             .push(("b_cache".into(), StrategyRequest::Fixed(Strategy::Io)))
     });
-    assert_eq!(p.buffers[0].strategy, Strategy::Io);
+    assert_eq!(p.draft.buffers[0].strategy, Strategy::Io);
 }
 
 /// Two states whose hulls feed each other: keeping both would need a cycle between partitions.
@@ -272,9 +278,9 @@ fn crossed_states() -> Graph {
 fn crossed_states_refuse_one_merge_and_explain_the_path() {
     let g = crossed_states();
     let p = plan_with(&g, ios18);
-    assert_eq!(p.buffers[0].strategy, Strategy::State);
-    assert_ne!(p.buffers[1].strategy, Strategy::State);
-    assert_eq!(p.buffers[1].rule, Some(RuleId::Acyclic));
+    assert_eq!(p.draft.buffers[0].strategy, Strategy::State);
+    assert_ne!(p.draft.buffers[1].strategy, Strategy::State);
+    assert_eq!(p.draft.buffers[1].rule, Some(RuleId::Acyclic));
     let refusal = decisions(&g, &p)
         .into_iter()
         .find(|d| d.rule == RuleId::Acyclic)
@@ -318,7 +324,7 @@ fn constants_take_the_smallest_user_tag_or_none_without_take_over() {
         (tag(&g, &p, "a"), tag(&g, &p, "b"), tag(&g, &p, "w")),
         (Some("tag0"), Some("tag1"), Some("tag0"))
     );
-    assert_eq!(p.measure.constant_copies.len(), 1);
+    assert_eq!(p.draft.measure.constant_copies.len(), 1);
     assert!(
         verdict
             .plan
@@ -327,7 +333,7 @@ fn constants_take_the_smallest_user_tag_or_none_without_take_over() {
     );
     let p = plan_with(&g, |r| r.options.take_over_constant_data = false);
     assert_eq!(tag(&g, &p, "w"), None);
-    assert!(p.measure.constant_copies.is_empty());
+    assert!(p.draft.measure.constant_copies.is_empty());
 }
 
 #[test]
@@ -429,7 +435,7 @@ fn an_op_fed_by_placeholders_alone_joins_the_partition_of_its_users() {
         .output(&["d"]);
     let g = load(&b);
     let p = plan_with(&g, |_| {});
-    assert_eq!(p.measure.partitions.len(), 1);
+    assert_eq!(p.draft.measure.partitions.len(), 1);
     assert_eq!(
         (tag(&g, &p, "t"), tag(&g, &p, "d")),
         (Some("tag0"), Some("tag0"))

@@ -11,7 +11,7 @@ use crate::decision::{Strategy, StrategyRequest};
 use crate::graph::{Graph, NodeId};
 use crate::measure::Measure;
 use crate::outcome::{Plan, Verdict};
-use crate::plan::{self, BufferDecision, Cut, CutReason};
+use crate::plan::{BufferDecision, Cut, CutReason, Draft};
 use crate::rules::{Finding, RuleId};
 use crate::schema::{CHECK_SCHEMA, PLAN_SCHEMA};
 use crate::stock::ExecutorchVersion;
@@ -247,10 +247,10 @@ pub(super) struct PlanAlone<'a> {
 }
 
 impl<'a> PlanAlone<'a> {
-    pub(super) fn of<S>(
+    pub(super) fn of(
         graph: &'a Graph,
         analysis: &'a Analysis,
-        plan: &'a plan::Plan<S>,
+        plan: &'a Draft,
         members: Range<usize>,
     ) -> Self {
         PlanAlone {
@@ -353,11 +353,11 @@ impl Serialize for PlanDocument<'_> {
         } = *self;
         let prose = Prose { graph, analysis };
         let explanations = SeqOf(|| {
-            scoped("plan", prose.decisions(plan))
+            scoped("plan", prose.decisions(&plan.draft))
                 .chain(scoped("plan", explain_all(graph, &verdict.plan)))
                 .chain(scoped("stock", explain_all(graph, &verdict.stock)))
         });
-        let m = &plan.measure;
+        let m = &plan.draft.measure;
         let stats = || {
             json!({
                 "nodes": graph.len(),
@@ -370,24 +370,24 @@ impl Serialize for PlanDocument<'_> {
                 "constant_copies": m.constant_copies.iter().filter(|c| graph.role(c.placeholder).is_constant_data()).map(|c| c.copies()).sum::<usize>(),
                 "constant_copy_bytes": m.constant_copy_bytes(),
                 "violations": verdict.violations().count(),
-                "estimate_us": plan.estimate.total_us,
+                "estimate_us": plan.draft.estimate.total_us,
                 "stock_estimate_us": plan.stock.estimate.total_us,
             })
         };
         let cost = || {
             json!({
-                "model": plan.cost,
-                "estimate": plan.estimate,
+                "model": plan.draft.cost,
+                "estimate": plan.draft.estimate,
                 "stock_estimate": plan.stock.estimate,
-                "candidates_estimated": plan.candidates_estimated,
+                "candidates_estimated": plan.draft.candidates_estimated,
             })
         };
-        let alone = PlanAlone::of(graph, analysis, plan, members.clone());
+        let alone = PlanAlone::of(graph, analysis, &plan.draft, members.clone());
         let mut map = s.serialize_map(Some(members.len()))?;
         for &member in &Member::ALL[members.clone()] {
             match member {
                 Member::Schema => map.serialize_entry("schema", PLAN_SCHEMA)?,
-                Member::Options => map.serialize_entry("options", &plan.options)?,
+                Member::Options => map.serialize_entry("options", &plan.draft.options)?,
                 Member::Cost => map.serialize_entry("cost", &cost())?,
                 Member::Explanations => map.serialize_entry("explanations", &explanations)?,
                 Member::Stats => map.serialize_entry("stats", &stats())?,

@@ -12,7 +12,7 @@ use super::json::{MEMBERS, Member, PLAN_ALONE, PlanAlone, Scoped, plan_json, sco
 use crate::analyse::Analysis;
 use crate::graph::Graph;
 use crate::outcome::{Plan, Verdict};
-use crate::plan;
+use crate::plan::Draft;
 use crate::rules::Finding;
 use serde::Serialize;
 use std::ops::Range;
@@ -73,10 +73,10 @@ pub struct DraftJson {
 
 /// The part of the plan document that the draft `plan` and the checker's findings on it (`found`)
 /// already say: see [`DraftJson`].
-pub fn plan_alone_json<S>(
+pub fn plan_alone_json(
     graph: &Graph,
     analysis: &Analysis,
-    plan: &plan::Plan<S>,
+    plan: &Draft,
     found: &[Finding],
 ) -> serde_json::Result<DraftJson> {
     let members = serde_json::to_string_pretty(&PlanAlone::of(graph, analysis, plan, PLAN_ALONE))?;

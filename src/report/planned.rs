@@ -57,7 +57,11 @@ impl Planned {
     }
     /// One entry per delegate partition, keyed by content (docs/manifest.md).
     pub fn manifest(&self) -> Manifest {
-        manifest(&self.graph, &self.plan.tagging, &self.plan.options)
+        manifest(
+            &self.graph,
+            &self.plan.draft.tagging,
+            &self.plan.draft.options,
+        )
     }
     /// The partition map the pictures are drawn from (`partition-planner render`).
     pub fn map(&self) -> Map<'_> {

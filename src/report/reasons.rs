@@ -10,7 +10,7 @@ use crate::decision::{
 use crate::graph::Graph;
 use crate::human::{byte_size, count};
 use crate::options::target_label;
-use crate::plan::{self, CutReason};
+use crate::plan::{CutReason, Draft};
 use crate::rules::{FindingKind, RuleId};
 
 /// The refusals that follow from the options alone, with no graph to look at: the blocking fact.
@@ -223,14 +223,14 @@ impl<'a> Prose<'a> {
     }
 
     /// The plan's decisions as the reports list them, in the plan's order.
-    pub fn decisions<S>(&self, plan: &plan::Plan<S>) -> Vec<Explained> {
+    pub fn decisions(&self, plan: &Draft) -> Vec<Explained> {
         plan.decisions
             .iter()
             .filter_map(|d| self.decision(plan, d))
             .collect()
     }
 
-    fn decision<S>(&self, plan: &plan::Plan<S>, d: &Decision) -> Option<Explained> {
+    fn decision(&self, plan: &Draft, d: &Decision) -> Option<Explained> {
         let names = |nodes: &mut dyn Iterator<Item = crate::graph::NodeId>| {
             nodes.map(|n| self.graph.name(n).to_string()).collect()
         };

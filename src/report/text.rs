@@ -173,7 +173,7 @@ fn plan_sections(
     verdict: &Verdict,
     shown: &Shown,
 ) {
-    let o = &plan.options;
+    let o = &plan.draft.options;
     let _ = writeln!(
         out,
         "plan for {}: take_over_mutable_buffer={}, take_over_constant_data={}, minimum_deployment_target={}",
@@ -184,8 +184,8 @@ fn plan_sections(
             .map_or("default".to_string(), |t| t.to_string())
     );
     let prose = Prose { graph, analysis };
-    let _ = writeln!(out, "\nbuffers ({}):", plan.buffers.len());
-    let (buffers, buffers_left_out) = shown.rows(&plan.buffers);
+    let _ = writeln!(out, "\nbuffers ({}):", plan.draft.buffers.len());
+    let (buffers, buffers_left_out) = shown.rows(&plan.draft.buffers);
     for (b, chain) in buffers.iter().zip(&analysis.buffers) {
         let kind = match chain.kind {
             crate::analyse::MutationKind::Slice => "slice",
@@ -205,30 +205,30 @@ fn plan_sections(
     let _ = writeln!(
         out,
         "\npartitions ({}; the stock proposal{} had {}):",
-        plan.measure.partitions.len(),
+        plan.draft.measure.partitions.len(),
         match plan.stock.source {
             stock::Source::Document => "",
             stock::Source::Reproduced(_) => ", reproduced,",
         },
         plan.stock.tagging.partition_count()
     );
-    partition_lines(out, graph, &plan.measure.partitions, shown);
-    if !plan.cuts.is_empty() {
+    partition_lines(out, graph, &plan.draft.measure.partitions, shown);
+    if !plan.draft.cuts.is_empty() {
         let _ = writeln!(
             out,
             "\ncuts ({}; budgets: {}):",
-            plan.cuts.len(),
+            plan.draft.cuts.len(),
             budget_text(o)
         );
-        let (cuts, left_out) = shown.rows(&plan.cuts);
+        let (cuts, left_out) = shown.rows(&plan.draft.cuts);
         for c in cuts {
-            let _ = writeln!(out, "  {}", cut_line(graph, &plan.tagging, c));
+            let _ = writeln!(out, "  {}", cut_line(graph, &plan.draft.tagging, c));
         }
         more(out, left_out, "cut", "cuts");
     }
     // A buffer's decision is already its line above; what adds to it is a path or a finding.
     let explained: Vec<Explained> = prose
-        .decisions(plan)
+        .decisions(&plan.draft)
         .into_iter()
         .filter(|d| d.buffer.is_none() || !d.path.is_empty())
         .chain(explain_all(graph, &verdict.plan))
@@ -245,7 +245,7 @@ fn plan_sections(
 
 /// The plan in two lines: what is delegated, and what the cost model makes of it and of stock.
 fn plan_summary(out: &mut String, graph: &Graph, plan: &Plan) {
-    let m = &plan.measure;
+    let m = &plan.draft.measure;
     let _ = writeln!(
         out,
         "{} of {} delegated in {}, {}, {} crossing, {} of constant copies",
@@ -256,11 +256,11 @@ fn plan_summary(out: &mut String, graph: &Graph, plan: &Plan) {
         human_bytes(m.boundary_bytes()),
         human_bytes(m.constant_copy_bytes())
     );
-    let c = &plan.cost;
+    let c = &plan.draft.cost;
     let _ = writeln!(
         out,
         "estimated per step: {}; the stock proposal: {} (a model with call_overhead_us={}, bytes_per_us={}, cpu_op_us={}, not a device measurement)",
-        plan.estimate, plan.stock.estimate, c.call_overhead_us, c.bytes_per_us, c.cpu_op_us
+        plan.draft.estimate, plan.stock.estimate, c.call_overhead_us, c.bytes_per_us, c.cpu_op_us
     );
 }
 

@@ -31,23 +31,24 @@ pub struct Base<'a> {
 }
 
 fn stats(plan: &Plan, verdict: &Verdict) -> Value {
-    let m = &plan.measure;
+    let m = &plan.draft.measure;
     json!({
         "delegate_calls": m.partitions.len(),
         "largest_weight_bytes": largest(plan, |p| p.weight_bytes),
         "largest_ops": largest(plan, |p| p.nodes as u64),
-        "cuts": plan.cuts.len(),
+        "cuts": plan.draft.cuts.len(),
         "delegated_nodes": m.delegated_nodes,
         "states": m.states(),
         "boundary_bytes": m.boundary_bytes(),
-        "estimate_us": plan.estimate.total_us,
+        "estimate_us": plan.draft.estimate.total_us,
         "violations": verdict.violations().count(),
     })
 }
 
 /// The largest figure among the plan's partitions (0 without partitions).
 fn largest(plan: &Plan, figure: impl Fn(&PartitionSummary) -> u64) -> u64 {
-    plan.measure
+    plan.draft
+        .measure
         .partitions
         .iter()
         .map(figure)
@@ -62,7 +63,7 @@ fn diff_json(graph: &Graph, base: &Plan, a: &Answered) -> Value {
         "partitions_removed": d.partitions_removed,
         "partitions_changed": d.partitions_changed.iter().map(|(a, b)| json!([a, b])).collect::<Vec<_>>(),
         "nodes_moved": d.nodes_moved.iter().map(|m| {
-            let tag = |p: &Plan, t: Option<u32>| t.map(|t| p.tagging.name(t).to_string());
+            let tag = |p: &Plan, t: Option<u32>| t.map(|t| p.draft.tagging.name(t).to_string());
             json!({"node": graph.name(m.node), "from": tag(base, m.from), "to": tag(a.plan, m.to)})
         }).collect::<Vec<_>>(),
         "states_gained": d.states_gained,
@@ -71,8 +72,8 @@ fn diff_json(graph: &Graph, base: &Plan, a: &Answered) -> Value {
         "delegated_nodes": d.delegated_nodes,
         "boundary_bytes": d.boundary_bytes,
         "estimate_us": d.estimate_us,
-        "cuts": a.plan.cuts.iter().map(|c| json!({
-            "partitions": [a.plan.tagging.tag(c.after), a.plan.tagging.tag(c.before)],
+        "cuts": a.plan.draft.cuts.iter().map(|c| json!({
+            "partitions": [a.plan.draft.tagging.tag(c.after), a.plan.draft.tagging.tag(c.before)],
             "reason": cut_sentence(graph, c),
         })).collect::<Vec<_>>(),
     })
@@ -85,12 +86,12 @@ pub fn whatif_json(graph: &Graph, base: Base, answers: &[Answered]) -> Value {
     } = base;
     json!({
         "schema": WHATIF_SCHEMA,
-        "options": base.options,
+        "options": base.draft.options,
         "base": stats(base, base_verdict),
         "scenarios": answers.iter().map(|a| json!({
             "name": a.name,
             "changes": a.changes.iter().map(Change::to_string).collect::<Vec<_>>(),
-            "options": a.plan.options,
+            "options": a.plan.draft.options,
             "stats": stats(a.plan, a.verdict),
             "diff": diff_json(graph, base, a),
         })).collect::<Vec<_>>(),
@@ -132,7 +133,7 @@ pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered, shown: &Shown) -> S
             changes.join(", ")
         }
     );
-    let (b, n) = (&base.measure, &a.plan.measure);
+    let (b, n) = (&base.draft.measure, &a.plan.draft.measure);
     let rows = [
         (
             "delegate calls",
@@ -174,7 +175,7 @@ pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered, shown: &Shown) -> S
         );
     }
     // Both plans weighed by the what-if's constants, so that only the plans differ.
-    let after = a.plan.estimate.total_us;
+    let after = a.plan.draft.estimate.total_us;
     let _ = writeln!(
         out,
         "  {:<16} {:>12.0} {after:>12.0} {:>10}",
@@ -215,11 +216,11 @@ pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered, shown: &Shown) -> S
     for (label, names) in lists.iter().filter(|(_, names)| !names.is_empty()) {
         let _ = writeln!(out, "{label} ({}): {}", names.len(), some(names, 8));
     }
-    if !a.plan.cuts.is_empty() {
-        let _ = writeln!(out, "cuts ({}):", a.plan.cuts.len());
-        let (cuts, left_out) = shown.rows(&a.plan.cuts);
+    if !a.plan.draft.cuts.is_empty() {
+        let _ = writeln!(out, "cuts ({}):", a.plan.draft.cuts.len());
+        let (cuts, left_out) = shown.rows(&a.plan.draft.cuts);
         for c in cuts {
-            let _ = writeln!(out, "  {}", cut_line(graph, &a.plan.tagging, c));
+            let _ = writeln!(out, "  {}", cut_line(graph, &a.plan.draft.tagging, c));
         }
         more(&mut out, left_out, "cut", "cuts");
     }
@@ -238,7 +239,7 @@ pub fn whatif_text(graph: &Graph, base: &Plan, a: &Answered, shown: &Shown) -> S
 /// when it does not: a partition changed is one whose nodes changed.
 fn changed_partition(base: &Plan, new: &Plan, old_tag: &str, new_tag: &str) -> String {
     let nodes = |p: &Plan, tag: &str| {
-        (p.measure.partitions.iter())
+        (p.draft.measure.partitions.iter())
             .find(|s| s.tag == tag)
             .map_or(0, |s| s.nodes)
     };
@@ -276,7 +277,7 @@ pub fn comparison_table(base: Base, answers: &[Answered]) -> String {
                verdict: &Verdict,
                diff: Option<&PlanDiff>,
                changes: &str| {
-        let m = &plan.measure;
+        let m = &plan.draft.measure;
         let _ = writeln!(
             out,
             "{:<24} {:>6} {:>7} {:>10} {:>7} {:>14} {:>12.0} {:>7} {:>10}  {changes}",
@@ -286,7 +287,7 @@ pub fn comparison_table(base: Base, answers: &[Answered]) -> String {
             m.delegated_nodes,
             m.states(),
             m.boundary_bytes(),
-            plan.estimate.total_us,
+            plan.draft.estimate.total_us,
             diff.map_or("-".into(), |d| d.nodes_moved.len().to_string()),
             verdict.violations().count(),
         );

@@ -40,7 +40,7 @@ pub struct NodeMove {
 impl NodeMove {
     /// The tags moved between, `cpu` for CPU.
     pub fn tags<'a>(&self, old: &'a Plan, new: &'a Plan) -> (&'a str, &'a str) {
-        let tag = |p: &'a Plan, t: Option<u32>| t.map_or("cpu", |t| p.tagging.name(t));
+        let tag = |p: &'a Plan, t: Option<u32>| t.map_or("cpu", |t| p.draft.tagging.name(t));
         (tag(old, self.from), tag(new, self.to))
     }
 }
@@ -55,15 +55,18 @@ impl PlanDiff {
 pub fn diff(graph: &Graph, old: &Plan, new: &Plan) -> PlanDiff {
     let ops = || graph.ids().filter(|&n| graph.op(n) == OpKind::CallFunction);
     let (mut old_size, mut new_size) = (
-        vec![0usize; old.tagging.partition_count()],
-        vec![0usize; new.tagging.partition_count()],
+        vec![0usize; old.draft.tagging.partition_count()],
+        vec![0usize; new.draft.tagging.partition_count()],
     );
     // Nodes each (old, new) pair of partitions shares, in one pass. Neighbouring nodes mostly
     // share their pair, so runs are counted before touching the map.
     let mut shared: hashbrown::HashMap<(u32, u32), usize> = hashbrown::HashMap::new();
     let mut run: Option<((u32, u32), usize)> = None;
     for n in ops() {
-        let (a, b) = (old.tagging.partition(n), new.tagging.partition(n));
+        let (a, b) = (
+            old.draft.tagging.partition(n),
+            new.draft.tagging.partition(n),
+        );
         if let Some(a) = a {
             old_size[a as usize] += 1;
         }
@@ -103,13 +106,13 @@ pub fn diff(graph: &Graph, old: &Plan, new: &Plan) -> PlanDiff {
     for (t, image) in new_to_old.iter().enumerate() {
         if image.is_none() {
             d.partitions_added
-                .push(new.tagging.name(t as u32).to_string());
+                .push(new.draft.tagging.name(t as u32).to_string());
         }
     }
     for (o, image) in old_to_new.iter().enumerate() {
         if image.is_none() {
             d.partitions_removed
-                .push(old.tagging.name(o as u32).to_string());
+                .push(old.draft.tagging.name(o as u32).to_string());
         }
     }
     // A pair changed when either side is the other's counterpart and they do not hold exactly the
@@ -129,13 +132,16 @@ pub fn diff(graph: &Graph, old: &Plan, new: &Plan) -> PlanDiff {
         let same = shared.get(&(o, t)).copied().unwrap_or(0);
         if same != old_size[o as usize] || same != new_size[t as usize] {
             d.partitions_changed.push((
-                old.tagging.name(o).to_string(),
-                new.tagging.name(t).to_string(),
+                old.draft.tagging.name(o).to_string(),
+                new.draft.tagging.name(t).to_string(),
             ));
         }
     }
     for n in ops() {
-        let (was, is) = (old.tagging.partition(n), new.tagging.partition(n));
+        let (was, is) = (
+            old.draft.tagging.partition(n),
+            new.draft.tagging.partition(n),
+        );
         let moved = match (was, is) {
             (None, None) => false,
             (Some(a), Some(b)) => old_to_new[a as usize] != Some(b),
@@ -150,7 +156,8 @@ pub fn diff(graph: &Graph, old: &Plan, new: &Plan) -> PlanDiff {
         }
     }
     let states = |p: &Plan| -> BTreeSet<String> {
-        p.measure
+        p.draft
+            .measure
             .partitions
             .iter()
             .flat_map(|s| s.states.iter().cloned())
@@ -167,14 +174,17 @@ pub fn diff(graph: &Graph, old: &Plan, new: &Plan) -> PlanDiff {
         (i128::from(new) - i128::from(old)).clamp(i64::MIN.into(), i64::MAX.into()) as i64
     };
     d.delegate_calls = change(
-        old.measure.partitions.len() as u64,
-        new.measure.partitions.len() as u64,
+        old.draft.measure.partitions.len() as u64,
+        new.draft.measure.partitions.len() as u64,
     );
     d.delegated_nodes = change(
-        old.measure.delegated_nodes as u64,
-        new.measure.delegated_nodes as u64,
+        old.draft.measure.delegated_nodes as u64,
+        new.draft.measure.delegated_nodes as u64,
     );
-    d.boundary_bytes = change(old.measure.boundary_bytes(), new.measure.boundary_bytes());
-    d.estimate_us = new.estimate.total_us - old.estimate.weighed(&new.cost);
+    d.boundary_bytes = change(
+        old.draft.measure.boundary_bytes(),
+        new.draft.measure.boundary_bytes(),
+    );
+    d.estimate_us = new.draft.estimate.total_us - old.draft.estimate.weighed(&new.draft.cost);
     d
 }

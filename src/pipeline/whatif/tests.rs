@@ -48,7 +48,7 @@ fn no_change_is_no_difference() {
 #[test]
 fn take_over_off_loses_the_state_and_moves_the_chain() {
     let s = session(load(&seed_graph()));
-    assert_eq!(s.base.measure.states(), 1);
+    assert_eq!(s.base.draft.measure.states(), 1);
     // auto passes the buffer through the one delegate: the state is lost, nothing moves, and the
     // buffer now crosses in and out.
     let d = ask(&s, &[Change::TakeOverMutableBuffer(false)]).diff;
@@ -96,10 +96,10 @@ fn an_op_made_unsupported_and_a_node_kept_on_cpu() {
             supported: false,
         }],
     );
-    assert_eq!(a.plan.buffers[0].rule, Some(RuleId::Supported));
+    assert_eq!(a.plan.draft.buffers[0].rule, Some(RuleId::Supported));
     assert_eq!(a.diff.states_lost, ["cache"]);
     let b = ask(&s, &[Change::NodeOnCpu { node: "sum".into() }]);
-    assert_eq!(b.plan.tagging.tag(s.graph.find("sum").unwrap()), None);
+    assert_eq!(b.plan.draft.tagging.tag(s.graph.find("sum").unwrap()), None);
     assert!(
         b.diff.states_lost.is_empty(),
         "sum reads the new value only: the state stays"
@@ -190,22 +190,22 @@ fn other_cost_constants_can_move_a_chain_and_the_diff_weighs_both_plans_alike() 
     request.options.minimum_deployment_target = Some(DeploymentTarget::Ios18);
     request.options.take_over_mutable_buffer = false;
     let s = Session::new(load(&seed_graph()), request).expect("plans");
-    assert_eq!(s.base.buffers[0].strategy, Strategy::Io);
+    assert_eq!(s.base.draft.buffers[0].strategy, Strategy::Io);
     // Only the constants change, not the plan: no difference, estimated cost included.
     let same = ask(&s, &["cost=call_overhead_us=300".parse().unwrap()]);
     assert!(same.diff.is_empty(), "{:?}", same.diff);
-    assert!(same.plan.estimate.total_us > s.base.estimate.total_us);
+    assert!(same.plan.draft.estimate.total_us > s.base.draft.estimate.total_us);
     // Bytes made costly and calls free: the chain runs on CPU, which is estimated cheaper under
     // the new constants than the base plan is under them.
     let costly: Change = "cost=call_overhead_us=0,bytes_per_us=0.01".parse().unwrap();
     let moved = ask(&s, &[costly]);
-    assert_eq!(moved.plan.buffers[0].strategy, Strategy::Cpu);
+    assert_eq!(moved.plan.draft.buffers[0].strategy, Strategy::Cpu);
     assert_eq!(moved.diff.delegate_calls, 1);
-    let base_under_new = s.base.estimate.weighed(&moved.plan.cost);
+    let base_under_new = s.base.draft.estimate.weighed(&moved.plan.draft.cost);
     assert!(moved.diff.estimate_us < 0.0);
     assert_eq!(
         moved.diff.estimate_us,
-        moved.plan.estimate.total_us - base_under_new
+        moved.plan.draft.estimate.total_us - base_under_new
     );
 }
 

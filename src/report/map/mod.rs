@@ -173,7 +173,7 @@ pub struct MapParts {
 impl<'g> Map<'g> {
     pub fn new(graph: &'g Graph, analysis: &Analysis, plan: &Plan, verdict: &Verdict) -> Self {
         let prose = Prose { graph, analysis };
-        let buffers = (plan.buffers.iter().zip(&analysis.buffers))
+        let buffers = (plan.draft.buffers.iter().zip(&analysis.buffers))
             .map(|(decision, chain)| {
                 MapBuffer::of_chain(
                     chain,
@@ -184,18 +184,18 @@ impl<'g> Map<'g> {
             })
             .collect();
         let mut findings = MapFinding::all(graph, &verdict.plan, &verdict.stock);
-        let moved = (prose.decisions(plan).into_iter()).filter(|d| d.buffer.is_none());
+        let moved = (prose.decisions(&plan.draft).into_iter()).filter(|d| d.buffer.is_none());
         MapFinding::insert_plan_decisions(graph, &mut findings, moved);
         Map::from_parts(
             graph,
             &analysis.index,
             MapParts {
-                plan: plan.tagging.clone(),
+                plan: plan.draft.tagging.clone(),
                 stock: plan.stock.tagging.clone(),
                 stock_source: plan.stock.source.as_str(),
                 buffers,
                 findings,
-                plan_estimate: plan.estimate,
+                plan_estimate: plan.draft.estimate,
                 stock_estimate: plan.stock.estimate,
             },
         )

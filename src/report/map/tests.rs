@@ -41,7 +41,7 @@ fn boxes_hold_every_op_and_every_tagged_node_once() {
         let graph = map.graph;
         for (view, tagging) in views(&map)
             .into_iter()
-            .zip([&p.plan.tagging, &p.plan.stock.tagging])
+            .zip([&p.plan.draft.tagging, &p.plan.stock.tagging])
         {
             let mut seen = vec![false; graph.len()];
             let mut last_first_op = 0;
@@ -151,15 +151,15 @@ fn the_page_keeps_the_dom_contract() {
         let page = html(&map, &name);
         assert_eq!(
             page.matches(" data-partition=\"").count(),
-            p.plan.tagging.partition_count(),
+            p.plan.draft.tagging.partition_count(),
             "{name}"
         );
         assert_eq!(
             page.matches(" data-buffer=\"").count(),
-            p.plan.buffers.len(),
+            p.plan.draft.buffers.len(),
             "{name}"
         );
-        for b in &p.plan.buffers {
+        for b in &p.plan.draft.buffers {
             let row = format!(
                 "data-buffer=\"{}\" data-strategy=\"{}\"",
                 b.buffer,
@@ -228,11 +228,16 @@ fn model_explorer_overlays_follow_the_format() {
         assert_eq!(partition.len(), map.graph.len(), "{name}");
         for id in map.graph.ids() {
             let value = partition[map.graph.name(id)]["value"].as_str().unwrap();
-            let expected = p.plan.tagging.tag(id).unwrap_or(match map.graph.op(id) {
-                OpKind::CallFunction => "cpu",
-                OpKind::Output => "output",
-                _ => "input",
-            });
+            let expected = p
+                .plan
+                .draft
+                .tagging
+                .tag(id)
+                .unwrap_or(match map.graph.op(id) {
+                    OpKind::CallFunction => "cpu",
+                    OpKind::Output => "output",
+                    _ => "input",
+                });
             assert_eq!(value, expected, "{name}");
         }
         for value in overlays[2].data["results"].as_object().unwrap().values() {
@@ -241,7 +246,7 @@ fn model_explorer_overlays_follow_the_format() {
             assert_eq!(unique.len(), labels.len(), "{name}: {labels:?}");
         }
         let strategy = overlays[1].data["results"].as_object().unwrap();
-        for b in &p.plan.buffers {
+        for b in &p.plan.draft.buffers {
             let placeholder = map.graph.name(b.placeholder);
             assert_eq!(
                 strategy[placeholder]["value"],
@@ -321,7 +326,7 @@ fn a_delegate_box_weighs_what_its_partition_holds() {
         .filter(|b| matches!(b.kind, BoxKind::Delegate(_)))
         .map(|b| b.weight_bytes)
         .collect();
-    let measured: Vec<u64> = (p.plan.measure.partitions.iter())
+    let measured: Vec<u64> = (p.plan.draft.measure.partitions.iter())
         .map(|m| m.weight_bytes)
         .collect();
     assert!(weights.len() >= 3);

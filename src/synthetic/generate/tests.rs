@@ -51,14 +51,19 @@ fn graphs_hold_every_layer_kind_and_plan_cleanly() {
         }
         let request = PlanRequest::new(&graph);
         let p = plan(&graph, &analysis, &request).expect("plans");
-        let found = check(&graph, &p.tagging, &p.options, &request.supported);
+        let found = check(
+            &graph,
+            &p.draft.tagging,
+            &p.draft.options,
+            &request.supported,
+        );
         let broken: Vec<String> = found
             .iter()
             .filter(|f| f.is_violation())
             .map(|f| crate::report::explain(&graph, f).to_string())
             .collect();
         assert!(broken.is_empty(), "seed {seed}: {broken:#?}");
-        assert!(p.measure.states() > 0, "seed {seed}");
+        assert!(p.draft.measure.states() > 0, "seed {seed}");
     }
     for target in [
         "llama.gated_delta_rule.default",
