@@ -102,7 +102,7 @@ fn byte_sizes_are_whole_bytes_or_a_number_with_a_unit() {
 #[test]
 fn an_executorch_version_not_reproduced_is_refused_with_those_that_are() {
     let seed = data(SEED);
-    for version in ["9.9", "1.3", "1.6.0"] {
+    for version in ["9.9", "1.3", "1.6.0", "1.5x"] {
         let out = run(&["check", "--stock", "--executorch", version, arg(&seed)]);
         fails_with(
             &out,

@@ -40,12 +40,17 @@ impl ExecutorchVersion {
     /// The releases whose partitioner is reproduced, and tested against, as a caller names them.
     pub const SUPPORTED: [&str; 2] = ["1.4", "1.5"];
 
-    /// A version a caller asks for: 1.4 or 1.5 with any patch level or suffix. Unlike [`parse`]
-    /// (a document's recorded version, where a later release reads as the latest known), a later
-    /// or unknown release is refused rather than silently taken for 1.5.
+    /// A version a caller asks for: 1.4 or 1.5, with any patch level and a version suffix as
+    /// pip writes them (`1.5.1`, `1.5.0rc2`, `1.6.0.dev20261201+cpu`). Unlike [`parse`] (a
+    /// document's recorded version, where a later release reads as the latest known), a later or
+    /// unknown release is refused rather than silently taken for 1.5, and so is text that is no
+    /// version at all (`1.5x`), rather than read as far as it makes sense.
     ///
     /// [`parse`]: ExecutorchVersion::parse
     pub fn parse_supported(text: &str) -> Result<Self, UnknownVersion> {
+        if !is_pep440(text) {
+            return Err(UnknownVersion(text.to_string()));
+        }
         match release(text)? {
             (1, 4) => Ok(ExecutorchVersion::V1_4),
             (1, 5) => Ok(ExecutorchVersion::V1_5),
@@ -125,6 +130,50 @@ fn release(text: &str) -> Result<(u32, u32), UnknownVersion> {
         digits.parse().map_err(|_| unknown())
     };
     Ok((number()?, number()?))
+}
+
+/// Whether `text` has the shape of a PEP 440 version: release numbers, then optionally a pre-release
+/// (`a1`, `b2`, `rc1`), a post- and a dev-release (`.post1`, `.dev20261201`) and a local part
+/// (`+cpu`). Whether the numbers name a release this reproduces is [`release`]'s to say.
+fn is_pep440(text: &str) -> bool {
+    let public = match text.split_once('+') {
+        Some((public, local)) => {
+            let local_ok = !local.is_empty()
+                && local.split('.').all(|part| {
+                    !part.is_empty() && part.bytes().all(|b| b.is_ascii_alphanumeric())
+                });
+            if !local_ok {
+                return false;
+            }
+            public
+        }
+        None => text,
+    };
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+    // The release: numbers separated by dots.
+    let mut rest = public;
+    loop {
+        let n = digits(rest);
+        if n == 0 {
+            return false;
+        }
+        rest = &rest[n..];
+        match rest.strip_prefix('.') {
+            Some(after) if after.starts_with(|c: char| c.is_ascii_digit()) => rest = after,
+            _ => break,
+        }
+    }
+    // Each suffix at most once, in PEP 440's order, each with its number.
+    for labels in [&["a", "b", "rc"][..], &[".post"], &[".dev"]] {
+        if let Some(after) = labels.iter().find_map(|l| rest.strip_prefix(l)) {
+            let n = digits(after);
+            if n == 0 {
+                return false;
+            }
+            rest = &after[n..];
+        }
+    }
+    rest.is_empty()
 }
 
 /// The version whose stock proposal an untagged document is compared with: the one its exporter
