@@ -395,6 +395,19 @@ fn colour_follows_the_flag_the_terminal_and_no_color() {
         !stderr(&["plan", missing]).contains("\u{1b}["),
         "a pipe gets none"
     );
+    // clap's own messages (a usage error, help) keep to the flag too, though written before it
+    // is read.
+    for usage in [
+        &["--color", "always", "plan", "--nonsense"][..],
+        &["plan", "--nonsense", "--color=always"],
+    ] {
+        assert!(stderr(usage).contains("\u{1b}["), "{usage:?}");
+    }
+    let help = run(&["--color=always", "--help"]);
+    assert!(
+        text(&help.stdout).contains("\u{1b}["),
+        "help asked in colour"
+    );
     if let Some((_, shown)) = on_a_terminal(&["plan", missing], &[]) {
         assert!(shown.contains("\u{1b}["), "a terminal does: {shown:?}");
         let (_, shown) = on_a_terminal(&["plan", missing], &[("NO_COLOR", "1")]).unwrap();
@@ -402,6 +415,21 @@ fn colour_follows_the_flag_the_terminal_and_no_color() {
             !shown.contains("\u{1b}["),
             "unless NO_COLOR is set: {shown:?}"
         );
+        for usage in [
+            &["--color", "never", "plan", "--nonsense"][..],
+            &["--help", "--color=never"],
+        ] {
+            let (_, shown) = on_a_terminal(usage, &[]).unwrap();
+            assert!(!shown.contains("\u{1b}["), "{usage:?}: {shown:?}");
+            let asked = usage
+                .iter()
+                .filter(|a| !a.contains("never") && **a != "--color");
+            let (_, shown) = on_a_terminal(&asked.copied().collect::<Vec<_>>(), &[]).unwrap();
+            assert!(
+                shown.contains("\u{1b}["),
+                "{usage:?} without --color: {shown:?}"
+            );
+        }
     }
 }
 

@@ -2,8 +2,9 @@
 //! whatif, render, generate, manifest-diff), the flag groups they share, and a help line on each.
 
 use clap::builder::BoolishValueParser;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use partition_planner::api::{ByteSize, CostOverrides, DeploymentTarget};
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -58,6 +59,42 @@ pub enum ColorWhen {
     Auto,
     Always,
     Never,
+}
+
+impl Cli {
+    /// The command line, or clap's own message (a usage error, `--help`, `--version`) and exit.
+    /// Those messages are written before `--color` is parsed, so it is looked for first: they
+    /// keep to it as every other message does.
+    pub fn read(args: Vec<OsString>) -> Cli {
+        let mut command = Cli::command().color(match asked_color(&args) {
+            ColorWhen::Auto => clap::ColorChoice::Auto,
+            ColorWhen::Always => clap::ColorChoice::Always,
+            ColorWhen::Never => clap::ColorChoice::Never,
+        });
+        let matches = command
+            .try_get_matches_from_mut(args)
+            .unwrap_or_else(|e| e.exit());
+        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut command).exit())
+    }
+}
+
+/// The last `--color WHEN` or `--color=WHEN` before any `--`, as clap will read it; `auto` when
+/// there is none or its value is not one (clap then says so, in no colour it was not asked for).
+fn asked_color(args: &[OsString]) -> ColorWhen {
+    let mut asked = ColorWhen::Auto;
+    let mut args = args.iter().skip(1).map(|a| a.to_str());
+    while let Some(arg) = args.next() {
+        let value = match arg {
+            Some("--") => break,
+            Some("--color") => args.next().flatten(),
+            Some(arg) => arg.strip_prefix("--color="),
+            None => None,
+        };
+        if let Some(when) = value.and_then(|v| ColorWhen::from_str(v, false).ok()) {
+            asked = when;
+        }
+    }
+    asked
 }
 
 #[derive(Subcommand)]

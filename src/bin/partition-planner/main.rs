@@ -8,7 +8,6 @@ mod files;
 mod terminal;
 
 use args::{Asked, Cli, Command, Cuts, Format, Input, OutputControl, PictureArg, Planning, Report};
-use clap::Parser;
 use files::{GraphBytes, Sink, is_dash, named, not_to_a_terminal, one_standard_input, read_text};
 use partition_planner::api::{
     ApiError, Checking, Explained, Graph, Manifest, Overrides, PartialOptions, Picture,
@@ -39,7 +38,7 @@ const ROWS: usize = 20;
 const FINDINGS_PER_RULE: usize = 5;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::read(std::env::args_os().collect());
     let terminal = Terminal::new(&cli.output);
     match run(cli, &terminal) {
         Ok(code) => ExitCode::from(code),
