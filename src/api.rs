@@ -28,7 +28,9 @@ pub use crate::options::{ByteSize, DeploymentTarget, PartialOptions};
 pub use crate::pipeline::Checking;
 pub use crate::report::manifest_diff_text;
 pub use crate::report::map::{Picture, PictureFormat};
-pub use crate::report::{Explained, PlanDocumentError, Planned, Shown, read_plan, verdict_line};
+pub use crate::report::{
+    Explained, PlanDocumentError, Planned, Shown, read_plan, unsized_warnings, verdict_line,
+};
 pub use crate::whatif::{ChangeError, Scenario, parse_scenarios};
 
 /// What a caller may override of the document's own options, and the strategies it asks for.

@@ -11,6 +11,7 @@ import json
 import logging
 import sys
 import time
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 
 from executorch.backends.apple.coreml.partition import CoreMLPartitioner
@@ -165,8 +166,13 @@ class _Planned:
         self._plan: dict | None = None
 
     @classmethod
-    def of(cls, graph: str, overrides: str) -> _Planned:
-        return cls(*_native.plan_with_tags(graph, overrides))
+    def of(cls, graph: str, overrides: str | None) -> _Planned:
+        planned = cls(*_native.plan_with_tags(graph, overrides))
+        # What the CLI warns of (a value whose size is unknown, left out of budgets and weights),
+        # said where the caller lowers.
+        for warning in planned.native.warnings():
+            warnings.warn(f"partition-planner: {warning}", UserWarning, stacklevel=2)
+        return planned
 
     @property
     def plan(self) -> dict:

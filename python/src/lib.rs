@@ -4,7 +4,7 @@
 use partition_planner::api::CostOverrides;
 use partition_planner::api::{
     ApiError, Checking, Overrides, Picture, PictureFormat, Planned, check_document, plan_document,
-    plan_on_graph,
+    plan_on_graph, unsized_warnings,
 };
 use partition_planner::cost::CostModel;
 use pyo3::exceptions::PyValueError;
@@ -59,6 +59,12 @@ impl PlanHandle {
     /// The text report a person reads.
     fn text(&self) -> String {
         self.planned.text()
+    }
+
+    /// What the planner warns of on this graph, as the CLI does: nodes whose value has a dtype but
+    /// no size it can count (budgets and weights leave them out), the first five by name.
+    fn warnings(&self) -> Vec<String> {
+        unsized_warnings(&self.planned.graph, 5)
     }
 
     /// The `partition-planner/manifest@1` document as JSON text.

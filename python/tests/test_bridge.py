@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import warnings
 
 import pytest
 import torch
@@ -79,6 +81,22 @@ def test_export_text_is_the_documents_compact_json(tagged):
     text = export_graph_text(program, part, model="seed")
     assert json.loads(text) == export_graph(program, part, model="seed")
     assert ", " not in text.split('"nodes"')[1].split('"graph_signature"')[0]  # compact: no spaces
+
+
+def test_a_value_of_unknown_size_is_warned_of_as_the_cli_does(tagged):
+    from partition_planner.partitioner import _Planned
+
+    program, part = tagged
+    doc = export_graph(program, part, model="seed")
+    sized = next(n for n in doc["nodes"] if (n.get("meta") or {}).get("dtype"))
+    sized["meta"]["dtype"] = "uint3"
+    said = f'node {json.dumps(sized["name"])}: dtype "uint3" is not one the planner knows; its size counts as unknown'
+    with pytest.warns(UserWarning, match=re.escape(said)):
+        _Planned.of(json.dumps(doc), None)
+    sized["meta"]["dtype"] = "float32"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _Planned.of(json.dumps(doc), None)
 
 
 def test_apply_plan_sets_and_clears_every_tag(tagged):

@@ -17,5 +17,5 @@ pub use plan_pieces::{DraftJson, PlanText, plan_alone_json, plan_json_text};
 pub use planned::{Planned, title_of};
 pub use read_plan::{GivenPlan, PlanDocumentError, read_plan};
 pub use reasons::{Prose, options_refusal};
-pub use text::{Shown, check_text, manifest_diff_text, plan_text, verdict_line};
+pub use text::{Shown, check_text, manifest_diff_text, plan_text, unsized_warnings, verdict_line};
 pub use whatif::{Answered, Base, comparison_table, whatif_json, whatif_text};

@@ -312,6 +312,26 @@ pub fn verdict_line<'a>(findings: impl IntoIterator<Item = &'a Explained>) -> St
 }
 
 /// What a cache must drop and compile, one line per entry.
+/// One warning for each of the first `most` nodes whose value has a dtype but no size (budgets and
+/// weights leave them out), then how many more there are: what the CLI and the Python partitioner
+/// both warn of.
+pub fn unsized_warnings(graph: &Graph, most: usize) -> Vec<String> {
+    let values = &graph.unsized_values;
+    let mut warnings: Vec<String> = (values.iter().take(most))
+        .map(|(node, why)| {
+            format!(
+                "node {:?}: {why}; its size counts as unknown (budgets and weights leave it out)",
+                graph.name(*node)
+            )
+        })
+        .collect();
+    if values.len() > most {
+        let more = values.len() - most;
+        warnings.push(format!("… and {more} more nodes of unknown size"));
+    }
+    warnings
+}
+
 pub fn manifest_diff_text(d: &ManifestDiff) -> String {
     let mut out = String::new();
     for (verb, entries) in [("drop", &d.drop), ("add", &d.add)] {

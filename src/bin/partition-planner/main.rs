@@ -13,7 +13,7 @@ use partition_planner::api::{
     ApiError, Checking, Explained, Graph, Manifest, Overrides, PartialOptions, Picture,
     PictureFormat, Scenario, Shown, check_graph, document_text, generate_document,
     manifest_diff_documents, manifest_diff_text, manifest_document, parse_graph, parse_scenarios,
-    plan_graph, plan_graph_json, plan_on, verdict_line, whatif_graph,
+    plan_graph, plan_graph_json, plan_on, unsized_warnings, verdict_line, whatif_graph,
 };
 use std::path::Path;
 use std::process::ExitCode;
@@ -217,20 +217,8 @@ fn open_graph(terminal: &Terminal, path: &Path) -> Result<(Graph, Progress), Fai
 /// Nodes whose value has a dtype but no size: named, the first few, since budgets and weights
 /// leave them out.
 fn warn_of_unsized(terminal: &Terminal, path: &Path, graph: &Graph) {
-    const MOST: usize = 5;
-    for (node, why) in graph.unsized_values.iter().take(MOST) {
-        terminal.warning(&format!(
-            "{}: node {:?}: {why}; its size counts as unknown (budgets and weights leave it out)",
-            named(path),
-            graph.name(*node)
-        ));
-    }
-    if graph.unsized_values.len() > MOST {
-        terminal.warning(&format!(
-            "{}: … and {} more nodes of unknown size",
-            named(path),
-            graph.unsized_values.len() - MOST
-        ));
+    for warning in unsized_warnings(graph, 5) {
+        terminal.warning(&format!("{}: {warning}", named(path)));
     }
 }
 
