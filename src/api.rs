@@ -353,6 +353,12 @@ pub fn whatif_graph(
 
 /// A `manifest@1` document, refused when it claims another schema.
 pub fn manifest_document(text: &str) -> Result<Manifest, ApiError> {
+    // serde would read a manifest from an array of its fields' values too.
+    if let Some(found) = crate::schema::not_an_object(text) {
+        return Err(ApiError::NotAManifest {
+            found: found.to_string(),
+        });
+    }
     match serde_json::from_str::<Manifest>(text) {
         Ok(m) if m.schema == MANIFEST_SCHEMA => Ok(m),
         Ok(m) => Err(ApiError::NotAManifest {

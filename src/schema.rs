@@ -1,6 +1,6 @@
-//! Every document kind partition-planner reads or writes, by its `schema` string. One place, so the
-//! Rust side and the Python package (which reads these from `partition_planner._native`) never
-//! disagree on a version.
+//! Every document kind partition-planner reads or writes, by its `schema` string, and the probes
+//! that tell a document of another kind from a broken one. One place, so the Rust side and the
+//! Python package (which reads these from `partition_planner._native`) never disagree on a version.
 
 /// The bridge document: an exported graph, its signature and the stock proposal (docs/bridge-json.md).
 pub const GRAPH_SCHEMA: &str = "partition-planner/graph@1";
@@ -29,5 +29,24 @@ pub fn declared(text: &str) -> Option<serde_json::Value> {
     struct Probe {
         schema: Option<serde_json::Value>,
     }
+    // serde reads a struct from an array too (`["partition-planner/plan@1"]` would declare it):
+    // only an object declares anything.
+    if not_an_object(text).is_some() {
+        return None;
+    }
     serde_json::from_str::<Probe>(text).ok()?.schema
+}
+
+/// What a document's top-level value is when it is not an object, as a reader says it ("an
+/// array"); `None` for an object, or for text that is not JSON enough to tell.
+pub fn not_an_object(text: &str) -> Option<&'static str> {
+    Some(match text.trim_start().bytes().next() {
+        None => "an empty document",
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b'-' | b'0'..=b'9') => "a number",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        _ => return None,
+    })
 }

@@ -600,12 +600,20 @@ fn usage_errors_name_the_flag_and_input_errors_the_file_and_what_was_expected() 
     let out = run(&["whatif", seed, "--scenarios", arg(&empty)]);
     fails_with(&out, 2, "no scenario in it");
     let array = scratch("array.json");
-    std::fs::write(&array, "[1, 2]").unwrap();
-    fails_with(
-        &run(&["plan", arg(&array)]),
-        2,
-        "array.json: not a bridge document: expected a JSON object",
-    );
+    // An array of one string would fill a schema probe's one field, as serde reads arrays.
+    for values in ["[1, 2]", "[\"partition-planner/graph@1\"]"] {
+        std::fs::write(&array, values).unwrap();
+        fails_with(
+            &run(&["plan", arg(&array)]),
+            2,
+            "array.json: not a bridge document: expected a JSON object",
+        );
+        fails_with(
+            &run(&["manifest-diff", arg(&array), arg(&array)]),
+            2,
+            "array.json: not a manifest (partition-planner/manifest@1, docs/manifest.md): found an array",
+        );
+    }
     let plan = scratch("a-plan.json");
     run(&["plan", seed, "--format", "json", "-o", arg(&plan)]);
     fails_with(

@@ -61,26 +61,12 @@ fn read_document(text: &str) -> Result<RawDocument, ImportError> {
                 });
             }
             // A value that is not an object at all is not a bridge document; say what one is.
-            match json_kind(text) {
+            match crate::schema::not_an_object(text) {
                 Some(found) => Err(ImportError::NotADocument { found }),
                 None => Err(ImportError::from_json(&e)),
             }
         }
     }
-}
-
-/// What the document's top-level value is, when it is not an object (`None` for an object, or
-/// for text that is not JSON enough to tell).
-fn json_kind(text: &str) -> Option<&'static str> {
-    Some(match text.trim_start().bytes().next() {
-        None => "an empty document",
-        Some(b'[') => "an array",
-        Some(b'"') => "a string",
-        Some(b'-' | b'0'..=b'9') => "a number",
-        Some(b't' | b'f') => "a boolean",
-        Some(b'n') => "null",
-        _ => return None,
-    })
 }
 
 fn finish(raw: RawDocument) -> Result<Graph, ImportError> {
