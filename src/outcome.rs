@@ -26,7 +26,7 @@ pub struct Plan {
 
 /// The stock proposal a plan is compared with: the tags the input carried, or, for an untagged
 /// input, executorch's reproduced (`crate::stock`) for the same options and support.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct StockComparison {
     pub tagging: Tagging,
     pub source: stock::Source,
@@ -35,7 +35,7 @@ pub struct StockComparison {
 }
 
 /// The checker's findings on a plan and on the stock proposal it replaces.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Verdict {
     /// On the plan: costs, and violations (each a planner bug).
     pub plan: Vec<Finding>,

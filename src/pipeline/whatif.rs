@@ -3,12 +3,12 @@
 //! differs from the session's base plan, and the checker's verdict on it. Changes are values
 //! (`crate::whatif`), applied to a copy of the base request.
 
-use super::{plan, run_in, verify_in};
+use super::{plan, run_in, verify_in, verify_plan};
 use crate::analyse::Analysis;
 use crate::check::GraphView;
 use crate::graph::Graph;
 use crate::outcome::{Plan, Verdict};
-use crate::plan::{PlanError, PlanRequest};
+use crate::plan::{PlanError, PlanRequest, draft};
 use crate::whatif::{Callers, Change, PlanDiff, WhatIf, WhatIfError, diff};
 
 pub struct Session {
@@ -50,7 +50,14 @@ impl Session {
     pub fn what_if(&self, changes: &[Change]) -> Result<WhatIf, WhatIfError> {
         let request = self.request(changes)?;
         let (plan, diff) = self.answer(&request)?;
-        let verdict = verify_in(&self.check_view, &self.graph, &plan, &request);
+        let verdict = if self.same_stock_as_base(&request) {
+            Verdict {
+                plan: verify_plan(&self.check_view, &self.graph, &plan.draft, &request),
+                stock: self.base_verdict.stock.clone(),
+            }
+        } else {
+            verify_in(&self.check_view, &self.graph, &plan, &request)
+        };
         Ok(WhatIf {
             plan,
             diff,
@@ -60,9 +67,28 @@ impl Session {
 
     /// The plan for `request` and how it differs from the base plan, unchecked.
     pub fn answer(&self, request: &PlanRequest) -> Result<(Plan, PlanDiff), WhatIfError> {
-        let plan = plan(&self.graph, &self.analysis, request)?;
+        let plan = if self.same_stock_as_base(request) {
+            Plan {
+                draft: draft(&self.graph, &self.analysis, request)?,
+                stock: self.base.stock.clone(),
+            }
+        } else {
+            plan(&self.graph, &self.analysis, request)?
+        };
         let diff = diff(&self.graph, &self.base, &plan);
         Ok((plan, diff))
+    }
+
+    /// Whether `request` asks what the base request asks of the stock side: the same options and
+    /// support (what the proposal is reproduced for and checked under) and the same cost model
+    /// (what it is estimated with). Then the base plan's stock comparison and the checker's
+    /// findings on it stand: a scenario that changes strategies, budgets or cuts does not
+    /// reproduce stock again (a large untagged graph's costliest part).
+    fn same_stock_as_base(&self, request: &PlanRequest) -> bool {
+        let base = &self.base_request;
+        request.options == base.options
+            && request.supported == base.supported
+            && request.cost == base.cost
     }
 }
 

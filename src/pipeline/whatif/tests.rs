@@ -251,3 +251,37 @@ fn changes_answer_to_the_flags_names_too() {
         assert_eq!(flag.parse::<Change>(), key.parse::<Change>(), "{flag}");
     }
 }
+
+#[test]
+fn a_scenario_that_asks_the_same_of_stock_keeps_the_base_stock_side_and_answers_as_a_fresh_run() {
+    // An untagged graph (stock reproduced) and a tagged one (stock as carried).
+    let generated = crate::synthetic::generate(3000, 5).expect("generates");
+    for graph in [
+        crate::import::parse_graph(&generated).expect("imports"),
+        load(&seed_graph()),
+    ] {
+        let s = session(graph);
+        for changes in [
+            "strategy=io",
+            "strategy=cpu",
+            "max-ops=40",
+            // These ask something else of stock: it is made again.
+            "take-over=off",
+            "target=iOS17",
+            "cost=call_overhead_us=50",
+            "op-unsupported=aten.mul.Tensor",
+        ] {
+            let changes: Vec<Change> = vec![changes.parse().expect(changes)];
+            let answer = s.what_if(&changes).expect("answers");
+            let request = s.request(&changes).expect("a request");
+            let fresh = crate::pipeline::run(&s.graph, &request).expect("plans");
+            assert_eq!(answer.plan.stock, fresh.plan.stock, "{changes:?}");
+            assert_eq!(answer.verdict, fresh.verdict, "{changes:?}");
+            assert_eq!(
+                format!("{:?}", answer.plan.draft),
+                format!("{:?}", fresh.plan.draft),
+                "{changes:?}"
+            );
+        }
+    }
+}
