@@ -1,7 +1,8 @@
 //! What-if planning: a session holds one imported and analysed graph and answers changed requests
 //! without analysing again (analysis depends on structure only). Each answer is a plan, how it
 //! differs from the session's base plan, and the checker's verdict on it. Changes are values
-//! (`crate::whatif`), applied to a copy of the base request.
+//! (`crate::whatif`), applied to a copy of the base request. The stock side is made again only for
+//! a scenario that asks something else of it.
 
 use super::{plan, run_in, verify_in, verify_plan};
 use crate::analyse::Analysis;
