@@ -89,14 +89,29 @@ def test_a_value_of_unknown_size_is_warned_of_as_the_cli_does(tagged):
     program, part = tagged
     doc = export_graph(program, part, model="seed")
     sized = next(n for n in doc["nodes"] if (n.get("meta") or {}).get("dtype"))
-    sized["meta"]["dtype"] = "uint3"
-    said = f'node {json.dumps(sized["name"])}: dtype "uint3" is not one the planner knows; its size counts as unknown'
+    sized["meta"]["dtype"] = "float128"
+    said = f'node {json.dumps(sized["name"])}: dtype "float128" is not one the planner knows; its size counts as unknown'
     with pytest.warns(UserWarning, match=re.escape(said)):
         _Planned.of(json.dumps(doc), None)
     sized["meta"]["dtype"] = "float32"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _Planned.of(json.dumps(doc), None)
+
+
+def test_every_torch_dtype_is_sized_as_torch_sizes_it():
+    """A constant of each dtype torch has weighs, in its partition, what ``Tensor.nbytes`` says."""
+    model = SliceCache().eval().requires_grad_(False)
+    program = to_edge(torch.export.export(model, seed_steps()[0])).exported_program()
+    part = CoreMLPartitioner(compile_specs=specs("iOS18"), take_over_mutable_buffer=True)
+    doc = export_graph(part.partition(program).tagged_exported_program, part, model="seed")
+    constant = next(n for n in doc["nodes"] if n["name"] == "_lifted_tensor_constant1")
+    assert constant["meta"]["shape"] == [], "a scalar: its bytes are its dtype's itemsize"
+    dtypes = {d for d in vars(torch).values() if isinstance(d, torch.dtype)}
+    for dtype in sorted(dtypes, key=str):
+        constant["meta"]["dtype"] = str(dtype).removeprefix("torch.")
+        (partition,) = plan(doc)["partitions"]
+        assert (partition["weight_bytes"], partition["unsized_weights"]) == (dtype.itemsize, 0), dtype
 
 
 def test_apply_plan_sets_and_clears_every_tag(tagged):

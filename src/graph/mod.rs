@@ -140,15 +140,22 @@ impl TensorMeta {
     }
 }
 
-/// Element size of a torch dtype as torch spells it (`float32`, `torch.float16`, `bool`, ...).
+/// Element size of a torch dtype as torch spells it (`float32`, `torch.float16`, `bool`, ...): its
+/// `itemsize` in torch 2.13, so a value's bytes are what `Tensor.nbytes` says. The sub-byte and
+/// packed dtypes (`uint4`, `float4_e2m1fn_x2`, `quint4x2`, ...) take one byte an element there.
 pub fn dtype_size(dtype: &str) -> Option<u64> {
     let name = dtype.strip_prefix("torch.").unwrap_or(dtype);
     Some(match name {
-        "float64" | "double" | "int64" | "long" | "complex64" | "uint64" => 8,
-        "float32" | "float" | "int32" | "int" | "uint32" => 4,
-        "float16" | "half" | "bfloat16" | "int16" | "short" | "uint16" => 2,
-        "int8" | "uint8" | "bool" | "float8_e4m3fn" | "float8_e5m2" => 1,
-        "complex128" => 16,
+        "complex128" | "cdouble" => 16,
+        "float64" | "double" | "int64" | "long" | "uint64" | "complex64" | "cfloat" => 8,
+        "float32" | "float" | "int32" | "int" | "uint32" | "complex32" | "chalf" | "qint32" => 4,
+        "float16" | "half" | "bfloat16" | "int16" | "short" | "uint16" | "bits16" => 2,
+        "int8" | "uint8" | "bool" | "qint8" | "quint8" | "quint4x2" | "quint2x4" => 1,
+        "float8_e4m3fn" | "float8_e5m2" | "float8_e4m3fnuz" | "float8_e5m2fnuz" => 1,
+        "float8_e8m0fnu" | "float4_e2m1fn_x2" => 1,
+        "bits8" | "bits1x8" | "bits2x4" | "bits4x2" => 1,
+        "uint1" | "uint2" | "uint3" | "uint4" | "uint5" | "uint6" | "uint7" | "bit" => 1,
+        "int1" | "int2" | "int3" | "int4" | "int5" | "int6" | "int7" => 1,
         _ => return None,
     })
 }
@@ -400,7 +407,10 @@ mod tests {
             meta(vec![Dim::Symbolic("s0".into())], "float32").bytes(),
             None
         );
-        assert_eq!(meta(vec![Dim::Static(2)], "quint4x2").bytes(), None);
+        // Packed and sub-byte dtypes take a byte an element, as torch's itemsize says.
+        assert_eq!(meta(vec![Dim::Static(2)], "quint4x2").bytes(), Some(2));
+        assert_eq!(meta(vec![Dim::Static(3)], "torch.uint4").bytes(), Some(3));
+        assert_eq!(meta(vec![Dim::Static(2)], "float128").bytes(), None);
         assert_eq!(TensorMeta::default().bytes(), None);
     }
 
