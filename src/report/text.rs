@@ -311,7 +311,6 @@ pub fn verdict_line<'a>(findings: impl IntoIterator<Item = &'a Explained>) -> St
     )
 }
 
-/// What a cache must drop and compile, one line per entry.
 /// One warning for each of the first `most` nodes whose value has a dtype but no size (budgets and
 /// weights leave them out), then how many more there are: what the CLI and the Python partitioner
 /// both warn of.
@@ -332,6 +331,7 @@ pub fn unsized_warnings(graph: &Graph, most: usize) -> Vec<String> {
     warnings
 }
 
+/// What a cache must drop and compile, one line per entry.
 pub fn manifest_diff_text(d: &ManifestDiff) -> String {
     let mut out = String::new();
     for (verb, entries) in [("drop", &d.drop), ("add", &d.add)] {
