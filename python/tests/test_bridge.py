@@ -16,13 +16,19 @@ from partition_planner import PlanMismatch, _native, apply_plan, check, export_g
 from partition_planner.testing import SliceCache, WholeCache, seed_steps
 
 
-@pytest.fixture
-def tagged():
-    """The seed model's edge program as the stock partitioner tags it (take-over on, iOS18)."""
+def stock_tagged(skip_ops: list[str]):
+    """The seed model's edge program as the stock partitioner tags it (take-over on, iOS18), with
+    ``skip_ops`` kept off Core ML; and that partitioner."""
     model = SliceCache().eval().requires_grad_(False)
     program = to_edge(torch.export.export(model, seed_steps()[0])).exported_program()
-    part = CoreMLPartitioner(compile_specs=specs("iOS18"), take_over_mutable_buffer=True, skip_ops_for_coreml_delegation=["aten.mul.tensor"])
+    part = CoreMLPartitioner(compile_specs=specs("iOS18"), take_over_mutable_buffer=True, skip_ops_for_coreml_delegation=skip_ops)
     return part.partition(program).tagged_exported_program, part
+
+
+@pytest.fixture
+def tagged():
+    """The seed model tagged by stock with ``aten.mul.tensor`` kept on CPU."""
+    return stock_tagged(["aten.mul.tensor"])
 
 
 def test_export_records_support_from_the_backend_tags_and_signature(tagged):
@@ -101,10 +107,7 @@ def test_a_value_of_unknown_size_is_warned_of_as_the_cli_does(tagged):
 
 def test_every_torch_dtype_is_sized_as_torch_sizes_it():
     """A constant of each dtype torch has weighs, in its partition, what ``Tensor.nbytes`` says."""
-    model = SliceCache().eval().requires_grad_(False)
-    program = to_edge(torch.export.export(model, seed_steps()[0])).exported_program()
-    part = CoreMLPartitioner(compile_specs=specs("iOS18"), take_over_mutable_buffer=True)
-    doc = export_graph(part.partition(program).tagged_exported_program, part, model="seed")
+    doc = export_graph(*stock_tagged([]), model="seed")
     constant = next(n for n in doc["nodes"] if n["name"] == "_lifted_tensor_constant1")
     assert constant["meta"]["shape"] == [], "a scalar: its bytes are its dtype's itemsize"
     dtypes = {d for d in vars(torch).values() if isinstance(d, torch.dtype)}
