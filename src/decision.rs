@@ -218,6 +218,9 @@ pub enum Blocker {
     OverBudget,
     /// The converter was found to refuse it (the node's conversion verdict).
     DoesNotConvert,
+    /// It makes or reads a value no delegate can take or give at its boundary, and that value's
+    /// tied group (an index into the analysis's `tied`) runs on CPU.
+    Tied(usize),
 }
 
 impl Blocker {
@@ -227,6 +230,7 @@ impl Blocker {
             Blocker::NoInput => RuleId::NoInputTarget,
             Blocker::OverBudget => RuleId::WithinBudget,
             Blocker::DoesNotConvert => RuleId::Convertible,
+            Blocker::Tied(_) => RuleId::BoundaryValues,
             Blocker::Unsupported
             | Blocker::TupleSibling(_)
             | Blocker::ProducerOnCpu(_)
@@ -244,13 +248,41 @@ pub enum HullPlace {
     Between,
 }
 
-/// One step of a cycle the planner found: a node, the state group it belongs to (a buffer index),
-/// and whether it is reached by staying inside that group rather than by an edge.
+/// What one partition must hold whole: a state's hull, or the hull of a tied group (ops tied by
+/// values no delegate can take at its boundary).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HullOf {
+    /// The state of this buffer (an index into the analysis's buffers).
+    State(usize),
+    /// This tied group (an index into the analysis's `tied`).
+    Tied(usize),
+}
+
+/// One step of a cycle the planner found: a node, the group it belongs to, and whether it is
+/// reached by staying inside that group rather than by an edge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CycleStep {
     pub node: NodeId,
-    pub state_of: Option<usize>,
+    pub group: Option<HullOf>,
     pub within_partition: bool,
+}
+
+/// Why a tied group (ops tied by values no delegate can take or give at its boundary) runs on CPU.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TiedOnCpu {
+    /// This placeholder is one of its values: a delegate takes a placeholder in only as constant
+    /// data it holds.
+    Placeholder(NodeId),
+    /// The graph's output reads one of its values.
+    Output,
+    /// A node of its hull cannot be delegated.
+    Blocked { node: NodeId, blocker: Blocker },
+    /// Its hull, which cannot be cut, alone exceeds a partition budget.
+    OverBudget { weight_bytes: u64, ops: u64 },
+    /// A cut the user asked for runs through its hull, before this node of it.
+    CutThrough { pattern: String, before: NodeId },
+    /// Its hull would lie on this cycle through the rest of the graph.
+    Cycle(Vec<CycleStep>),
 }
 
 /// Something the planner decided beyond one buffer's strategy, or a buffer decision worth a finding.
@@ -268,6 +300,9 @@ pub enum Decision {
     /// The converter refuses this op whole (`Graph::decomposed[i]`): it was decomposed before
     /// export, and its parts are planned as any others.
     Decomposed(usize),
+    /// The ops of this tied group (an index into the analysis's `tied`) run on CPU, for this
+    /// reason: together they cannot be one partition's.
+    TiedOnCpu { tied: usize, why: TiedOnCpu },
     /// These ops (one op, or a tuple with its `getitem`s) alone exceed a partition budget: they
     /// run on CPU.
     OverBudgetOnCpu {

@@ -1,7 +1,7 @@
 //! The rules a tagging must keep, each under a stable ID. Explanations, `check` and the checker
 //! all speak in these IDs; docs/rules.md says what each guards against in executorch/coremltools.
 
-use crate::graph::NodeId;
+use crate::graph::{NodeId, Uncrossable};
 use crate::options::DeploymentTarget;
 use serde::Serialize;
 use std::fmt;
@@ -33,10 +33,13 @@ pub enum RuleId {
     WithinBudget,
     /// No node the converter was found to refuse is tagged.
     Convertible,
+    /// Every value crossing a delegate's boundary is one Core ML takes as a model's input or
+    /// output: rank 5 or less, every size a number or a range-constrained symbol.
+    BoundaryValues,
 }
 
 impl RuleId {
-    pub const ALL: [RuleId; 12] = [
+    pub const ALL: [RuleId; 13] = [
         RuleId::Acyclic,
         RuleId::Supported,
         RuleId::NoHiddenState,
@@ -49,6 +52,7 @@ impl RuleId {
         RuleId::TupleWhole,
         RuleId::WithinBudget,
         RuleId::Convertible,
+        RuleId::BoundaryValues,
     ];
 
     pub fn id(self) -> &'static str {
@@ -65,6 +69,7 @@ impl RuleId {
             RuleId::TupleWhole => "TUPLE_WHOLE",
             RuleId::WithinBudget => "WITHIN_BUDGET",
             RuleId::Convertible => "CONVERTIBLE",
+            RuleId::BoundaryValues => "BOUNDARY_VALUES",
         }
     }
 
@@ -102,6 +107,9 @@ impl RuleId {
             }
             RuleId::Convertible => {
                 "coremltools fails to convert the partition, and the whole to_edge_transform_and_lower aborts with the converter's traceback"
+            }
+            RuleId::BoundaryValues => {
+                "coremltools refuses the partition's model: \"Core ML only supports tensors with rank <= 5\", or \"Core ML does not support size variables that are expressions of symbolic variables\", and lowering aborts"
             }
         }
     }
@@ -168,6 +176,13 @@ pub enum Fact {
     OutputTagged { node: NodeId },
     /// CONVERTIBLE: a node the converter was found to refuse is tagged.
     NotConvertibleTagged { node: NodeId },
+    /// BOUNDARY_VALUES: `value` crosses the finding's partition's boundary (an input when
+    /// `into`, else an output), but Core ML takes no such value there.
+    UncrossableValue {
+        value: NodeId,
+        why: Uncrossable,
+        into: bool,
+    },
     /// NO_HIDDEN_STATE: the placeholder is tagged with take-over off; with its writer beside it
     /// (`as_state`) it becomes a state, otherwise a frozen copy.
     HiddenState { placeholder: NodeId, as_state: bool },

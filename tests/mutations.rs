@@ -4,8 +4,8 @@
 //!
 //! The plans are real: every graph in data/ and generated LLM-shaped graphs, each planned with
 //! take-over on at iOS18, off at iOS18 and off at iOS17. A mutation applies where the plan has the
-//! spot it needs (a state, a getitem, an unsupported op, an op the converter refuses); every rule
-//! must be caught somewhere.
+//! spot it needs (a state, a getitem, an unsupported op, an op the converter refuses, a value no
+//! boundary takes); every rule must be caught somewhere.
 
 use partition_planner::analyse::{Analysis, analyse};
 use partition_planner::graph::{Graph, NodeId, OpKind};
@@ -276,6 +276,18 @@ const MUTATIONS: &[Mutation] = &[
             let mut mutant = s.plan.clone();
             mutant.draft.measure.partitions.pop()?;
             Some(mutant)
+        },
+    },
+    Mutation {
+        rule: RuleId::BoundaryValues,
+        what: "an op making a value no boundary takes (rank 6, an expression size) moved to a partition of its own, its reader left",
+        apply: |s| {
+            s.graph.ids().find_map(|n| {
+                let p = s.tag(n).filter(|_| s.is_op(n))?;
+                s.graph.uncrossable(n)?;
+                let read_inside = s.users[n.index()].iter().any(|&u| s.tag(u) == Some(p));
+                read_inside.then(|| s.retagged(&[(n, Some(FRESH))]))
+            })
         },
     },
     Mutation {

@@ -71,6 +71,17 @@ fn builder_graphs_validate_and_schema_rejections_are_import_errors() {
             json!({"converts": false, "found_by": "guess"}),
         ),
         ("/decomposed", json!([{"op": "aten.pad.default"}])),
+        (
+            "/nodes/2/conversion",
+            json!({"converts": true, "cause": "the boundary"}),
+        ),
+        (
+            "/nodes/2/conversion",
+            json!({"converts": true, "static_sizes": null}),
+        ),
+        ("/range_constraints", json!({"s0": [1]})),
+        ("/range_constraints", json!({"s0": [1, "16"]})),
+        ("/range_constraints", json!(["s0"])),
     ];
     for (pointer, value) in broken {
         let mut doc = good.clone();

@@ -152,7 +152,7 @@ impl<'a> ChainWalker<'a> {
     /// Nodes on some path from `sources` to `sinks`, both included where they lie on such a path
     /// (sources and sinks themselves are always included). Forward search is bounded by the last
     /// sink's position, backward search by what the forward search reached.
-    fn between(&mut self, sources: &[NodeId], sinks: &[NodeId]) -> Vec<NodeId> {
+    pub(crate) fn between(&mut self, sources: &[NodeId], sinks: &[NodeId]) -> Vec<NodeId> {
         let index = self.index;
         let last = sinks.iter().map(|&n| index.position(n)).max().unwrap_or(0);
         self.ahead.next_epoch();

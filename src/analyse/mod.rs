@@ -1,14 +1,17 @@
 //! Analyse: the structure of the imported graph that every plan reuses: adjacency and topological
-//! positions, each mutable buffer's chain, readers and state hull. Nothing here depends on what is
+//! positions, each mutable buffer's chain, readers and state hull, and the ops tied by values no
+//! delegate can take at its boundary. Nothing here depends on what is
 //! supported or on the options, so one analysis serves any number of plans.
 
 mod chains;
 mod index;
+mod tied;
 mod walk;
 
 pub use crate::digraph::{Adjacency, DirectedGraph, Predecessors, Successors};
 pub use chains::{BufferChain, MutationKind, is_scatter_op, op_base_name};
 pub use index::GraphIndex;
+pub use tied::Tied;
 
 use crate::graph::{Graph, NodeId};
 use std::sync::Arc;
@@ -23,6 +26,8 @@ pub struct Analysis {
     /// Every `getitem` with the multi-output node it reads, in topological order: each must live
     /// where its producer lives, and plans ask which again and again.
     pub getitems: Vec<(NodeId, NodeId)>,
+    /// Ops tied by values no delegate can take or give at its boundary (`tied.rs`).
+    pub tied: Vec<Tied>,
 }
 
 pub fn analyse(graph: &Graph) -> Analysis {
@@ -38,6 +43,7 @@ pub fn analyse_indexed(graph: &Graph, index: Arc<GraphIndex>) -> Analysis {
         .iter()
         .map(|b| walker.chain(b))
         .collect();
+    let tied = tied::tied_groups(graph, &index, &mut walker);
     let getitems = index
         .order()
         .iter()
@@ -48,6 +54,7 @@ pub fn analyse_indexed(graph: &Graph, index: Arc<GraphIndex>) -> Analysis {
         index,
         buffers,
         getitems,
+        tied,
     }
 }
 

@@ -248,7 +248,29 @@ impl<'a> Checker<'a> {
         findings.extend(self.inputs(options));
         findings.extend(self.tuples());
         findings.extend(self.budgets(options));
+        findings.extend(self.boundary_values());
         findings
+    }
+
+    /// BOUNDARY_VALUES: every value a partition reads from outside or gives outside is one Core ML
+    /// takes at a model's boundary (`Graph::uncrossable`, the rule's one statement).
+    fn boundary_values(&self) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for (p, side) in self.sides.iter().enumerate() {
+            let crossing = (side.inputs.iter().map(|&v| (v, true)))
+                .chain(side.outputs.iter().map(|&v| (v, false)));
+            for (value, into) in crossing {
+                if let Some(why) = self.graph.uncrossable(value) {
+                    let fact = Fact::UncrossableValue { value, why, into };
+                    out.push(
+                        Finding::violation(RuleId::BoundaryValues, fact)
+                            .partition(self.tagging.name(p as u32))
+                            .nodes([value]),
+                    );
+                }
+            }
+        }
+        out
     }
 
     /// WITHIN_BUDGET: each partition's ops (its `call_function` nodes) and constant bytes: every

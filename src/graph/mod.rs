@@ -2,7 +2,10 @@
 //! resolved to node ids. It is what `import` produces and every later stage reads; it holds no
 //! decision of the planner.
 
+mod boundary;
 mod name_index;
+
+pub use boundary::{MAX_BOUNDARY_RANK, RangeConstraints, Uncrossable};
 
 use crate::options::Options;
 use bitflags::bitflags;
@@ -230,6 +233,37 @@ pub struct Conversion {
     /// The converter's first error line.
     #[serde(default)]
     pub error: Option<Box<str>>,
+    /// Why the converter met an error, where it met one.
+    #[serde(default)]
+    pub cause: Option<Cause>,
+    /// The probe fed the node values of the program's example sizes, since it reads a value of a
+    /// symbolic size Core ML takes only inside a program.
+    #[serde(default)]
+    pub static_sizes: bool,
+}
+
+/// Why a probe met an error: the op itself (the node is refused), or the probe's own inputs and
+/// outputs, which a planned partition need not share (the node is trusted).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// It fails alone and beside its neighbours.
+    Op,
+    /// It fails alone and converts beside its neighbours.
+    Boundary,
+    /// It fails while coremltools reads the probe's inputs, alone and beside its neighbours.
+    Inconclusive,
+}
+
+impl Cause {
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "op" => Cause::Op,
+            "boundary" => Cause::Boundary,
+            "inconclusive" => Cause::Inconclusive,
+            _ => return None,
+        })
+    }
 }
 
 /// An op the partitioner would have kept whole for Core ML (`ops_to_not_decompose`) and let
@@ -330,6 +364,8 @@ pub struct Graph {
     /// Values whose meta gives a dtype but no size ([`Unsized`]), in node order: the importer's
     /// warnings.
     pub unsized_values: Vec<(NodeId, Unsized)>,
+    /// The sizes a model input may have besides numbers, when the document gives them.
+    pub range_constraints: Option<RangeConstraints>,
     pub(crate) names: NameIndex,
 }
 

@@ -21,6 +21,8 @@ pub struct RawDocument {
     pub producer: Option<serde_json::Value>,
     /// Ops the partitioner let decompose because the converter refuses them.
     pub decomposed: Vec<DecomposedOp>,
+    /// The program's range constraints: each size a model input may have, with its bounds.
+    pub range_constraints: Option<IndexMap<String, [Option<i64>; 2]>>,
 }
 
 const DOCUMENT_FIELDS: &[&str] = &[
@@ -30,6 +32,7 @@ const DOCUMENT_FIELDS: &[&str] = &[
     "options",
     "producer",
     "decomposed",
+    "range_constraints",
 ];
 
 impl RawDocument {
@@ -40,6 +43,7 @@ impl RawDocument {
             Field::Options(o) => self.options = o,
             Field::Producer(p) => self.producer = p,
             Field::Decomposed(d) => self.decomposed = d,
+            Field::RangeConstraints(r) => self.range_constraints = r,
         }
     }
 
@@ -62,6 +66,7 @@ pub enum Field {
     Options(PartialOptions),
     Producer(Option<serde_json::Value>),
     Decomposed(Vec<DecomposedOp>),
+    RangeConstraints(Option<IndexMap<String, [Option<i64>; 2]>>),
 }
 
 /// Reads the value of the top-level field named `.0`; an unknown name is an error.
@@ -78,6 +83,7 @@ impl<'de> DeserializeSeed<'de> for FieldSeed<'_> {
             "options" => PartialOptions::deserialize(d).map(Field::Options),
             "producer" => Option::deserialize(d).map(Field::Producer),
             "decomposed" => Vec::deserialize(d).map(Field::Decomposed),
+            "range_constraints" => Option::deserialize(d).map(Field::RangeConstraints),
             other => Err(de::Error::unknown_field(other, DOCUMENT_FIELDS)),
         }
     }

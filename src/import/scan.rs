@@ -10,7 +10,7 @@
 use super::node_list::{NodeList, intern};
 use super::read_args::{ArgContext, Key, object_arg};
 use super::read_nodes::{NODE_FIELDS, NodeParts, kwargs_of};
-use crate::graph::{Arg, Conversion, Dim, FoundBy, Node, OpKind, TensorMeta};
+use crate::graph::{Arg, Cause, Conversion, Dim, FoundBy, Node, OpKind, TensorMeta};
 use compact_str::CompactString;
 use serde::Deserialize;
 use serde::de::IntoDeserializer;
@@ -154,7 +154,8 @@ impl<'t> Scanner<'t> {
         }
         let mut converts = None;
         let mut found_by = None;
-        let (mut converter, mut call, mut error) = (None, None, None);
+        let (mut converter, mut call, mut error, mut cause) = (None, None, None, None);
+        let mut static_sizes = false;
         let mut seen = 0u32;
         self.object(|s, key| {
             match key {
@@ -183,6 +184,17 @@ impl<'t> Scanner<'t> {
                     first_time(&mut seen, 4)?;
                     error = s.optional_string()?.map(Box::from);
                 }
+                "cause" => {
+                    first_time(&mut seen, 5)?;
+                    cause = match s.optional_string()? {
+                        None => None,
+                        Some(text) => Some(Cause::parse(text)?),
+                    };
+                }
+                "static_sizes" => {
+                    first_time(&mut seen, 6)?;
+                    static_sizes = s.optional_bool()??; // null is serde's error to name
+                }
                 _ => return None,
             }
             Some(())
@@ -193,6 +205,8 @@ impl<'t> Scanner<'t> {
             converter,
             call,
             error,
+            cause,
+            static_sizes,
         })))
     }
 

@@ -11,7 +11,7 @@ use super::signature::resolve_signature;
 use crate::digraph::{
     Cycle, DirectedGraph, LowestFirst, Predecessors, Successors, topological_order_or_cycle,
 };
-use crate::graph::{Graph, Node, NodeId};
+use crate::graph::{Graph, Node, NodeId, RangeConstraints};
 use crate::options::Options;
 
 /// The graph a document read describes, or the first thing wrong with it.
@@ -22,6 +22,7 @@ pub(super) fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
         options,
         producer,
         decomposed,
+        range_constraints,
         ..
     } = raw;
     let (Some(list), Some(graph_signature)) = (list, graph_signature) else {
@@ -115,6 +116,13 @@ pub(super) fn validate(raw: RawDocument) -> Result<Graph, ImportError> {
         unsized_values: (unsized_values.into_iter())
             .map(|(n, why)| (NodeId(n), why))
             .collect(),
+        range_constraints: range_constraints.map(|ranges| {
+            RangeConstraints::new(
+                (ranges.into_iter())
+                    .map(|(size, [low, high])| (size.into_boxed_str(), low, high))
+                    .collect(),
+            )
+        }),
         names,
     })
 }

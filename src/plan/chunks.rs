@@ -13,16 +13,16 @@ use super::cut_patterns::AskedCut;
 use super::levels::Levels;
 use super::pieces::{Budgets, Pieces, crossing_bytes, units};
 use crate::analyse::{Adjacency, Analysis};
-use crate::decision::Cut;
+use crate::decision::{Cut, HullOf};
 use crate::graph::{Graph, NodeId, OpKind};
 use crate::options::Options;
 
 /// What cannot be chunked as asked; the caller moves it out of the delegates and plans again.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Unchunkable {
-    /// Kept states whose hulls (one unit) alone exceed a budget.
+    /// Kept hulls (of states, or of tied groups) that, one unit, alone exceed a budget.
     Hull {
-        buffers: Vec<usize>,
+        owners: Vec<HullOf>,
         weight_bytes: u64,
         ops: u64,
     },
@@ -32,9 +32,9 @@ pub(crate) enum Unchunkable {
         weight_bytes: u64,
         ops: u64,
     },
-    /// A cut asked for runs through these states' hull before node `before`.
+    /// A cut asked for runs through these hulls before node `before`.
     CutThroughHull {
-        buffers: Vec<usize>,
+        owners: Vec<HullOf>,
         pattern: String,
         before: NodeId,
     },
@@ -45,15 +45,15 @@ pub(crate) struct Chunked {
     pub cuts: Vec<Cut>,
 }
 
-/// Cuts `levels`' partitions as the options ask. `hulls` are the kept states' hulls with their
-/// buffer indices. Returns everything that cannot be, all at once, so that one more planning
+/// Cuts `levels`' partitions as the options ask. `hulls` are the hulls no cut may part (kept states'
+/// and tied groups'), with what each is of. Returns everything that cannot be, all at once, so that one more planning
 /// round moves it all.
 pub(crate) fn chunk(
     graph: &Graph,
     analysis: &Analysis,
     options: &Options,
     levels: Levels,
-    hulls: &[(usize, &[NodeId])],
+    hulls: &[(HullOf, &[NodeId])],
     asked: &[AskedCut],
 ) -> Result<Chunked, Vec<Unchunkable>> {
     if options.max_weight_bytes.is_none() && options.max_ops.is_none() && asked.is_empty() {
@@ -130,10 +130,10 @@ impl Slots {
     }
 }
 
-/// The spans of slots no cut may part: each kept state's hull (with its buffer) and each tuple with
-/// its `getitem`s.
+/// The spans of slots no cut may part: each kept hull (with what it is of) and each tuple with its
+/// `getitem`s.
 struct Glue {
-    spans: Vec<(usize, usize, Option<usize>)>,
+    spans: Vec<(usize, usize, Option<HullOf>)>,
     /// Per slot: whether it stays in the piece of the slot before (inside a span).
     glued: Vec<bool>,
 }
@@ -142,19 +142,19 @@ impl Glue {
     fn of(
         analysis: &Analysis,
         levels: &Levels,
-        hulls: &[(usize, &[NodeId])],
+        hulls: &[(HullOf, &[NodeId])],
         slots: &Slots,
     ) -> Self {
         let slot_of = &slots.slot_of;
         let mut depth = vec![0i32; slots.ops.len() + 1];
-        let mut spans: Vec<(usize, usize, Option<usize>)> = Vec::new();
-        for &(buffer, hull) in hulls {
+        let mut spans: Vec<(usize, usize, Option<HullOf>)> = Vec::new();
+        for &(owner, hull) in hulls {
             let in_slots = hull
                 .iter()
                 .map(|n| slot_of[n.index()])
                 .filter(|&s| s != u32::MAX);
             if let (Some(lo), Some(hi)) = (in_slots.clone().min(), in_slots.max()) {
-                spans.push((lo as usize, hi as usize, Some(buffer)));
+                spans.push((lo as usize, hi as usize, Some(owner)));
             }
         }
         for &(getitem, producer) in &analysis.getitems {
@@ -178,8 +178,8 @@ impl Glue {
         Glue { spans, glued }
     }
 
-    /// The buffers of the hulls whose spans `within` holds.
-    fn buffers(&self, within: impl Fn(usize, usize) -> bool) -> Vec<usize> {
+    /// What the hulls whose spans `within` holds are of.
+    fn owners(&self, within: impl Fn(usize, usize) -> bool) -> Vec<HullOf> {
         (self.spans.iter())
             .filter(|&&(lo, hi, _)| within(lo, hi))
             .filter_map(|&(_, _, b)| b)
@@ -218,7 +218,7 @@ fn asked_before<'a>(
     asked_before
 }
 
-/// The asked cuts that fall inside a kept state's hull: each refuses the state. One inside a
+/// The asked cuts that fall inside a kept hull: each refuses the state (or moves the tied group). One inside a
 /// tuple's span waits for the span's end instead (`pieces::units`).
 fn cuts_through_hulls(
     slots: &Slots,
@@ -228,10 +228,10 @@ fn cuts_through_hulls(
     let mut problems = Vec::new();
     for (s, asked) in asked_before.iter().enumerate() {
         if let (Some(a), true) = (asked, glue.glued[s]) {
-            let buffers = glue.buffers(|lo, hi| lo < s && s <= hi);
-            if !buffers.is_empty() {
+            let owners = glue.owners(|lo, hi| lo < s && s <= hi);
+            if !owners.is_empty() {
                 problems.push(Unchunkable::CutThroughHull {
-                    buffers,
+                    owners,
                     pattern: a.pattern.clone(),
                     before: slots.ops[s],
                 });
@@ -280,9 +280,9 @@ impl Cutting {
             let planned = pieces.cut(&units, &crossing);
             for (u, unit) in units.iter().enumerate() {
                 if unit.over_budget(&budgets, planned.unit_weight[u]) {
-                    let buffers = glue.buffers(|lo, hi| unit.from <= lo && hi < unit.to);
+                    let owners = glue.owners(|lo, hi| unit.from <= lo && hi < unit.to);
                     let (weight_bytes, ops) = (planned.unit_weight[u], unit.ops());
-                    cutting.over_budget.push(if buffers.is_empty() {
+                    cutting.over_budget.push(if owners.is_empty() {
                         Unchunkable::Ops {
                             nodes: slots.ops[unit.from..unit.to].to_vec(),
                             weight_bytes,
@@ -290,7 +290,7 @@ impl Cutting {
                         }
                     } else {
                         Unchunkable::Hull {
-                            buffers,
+                            owners,
                             weight_bytes,
                             ops,
                         }
@@ -331,12 +331,12 @@ fn renumbered(
     partition
 }
 
-/// What else is in a partition (placeholders, `get_attr`s) goes with its state's ops (a placeholder
+/// What else is in a partition (placeholders, `get_attr`s) goes with its hull's ops (a placeholder
 /// whose writer does not read it has no user there), or else with its first user there.
 fn place_the_rest(
     graph: &Graph,
     analysis: &Analysis,
-    hulls: &[(usize, &[NodeId])],
+    hulls: &[(HullOf, &[NodeId])],
     slots: &Slots,
     cutting: &Cutting,
     partition: &mut [Option<u32>],

@@ -1,10 +1,11 @@
-//! Convex partitioning of the delegate side. Each state group (the hulls of buffers kept as state,
-//! merged where they overlap) is contracted into one unit; every other node is a unit of its own.
+//! Convex partitioning of the delegate side. Each group (the hulls of buffers kept as state and of
+//! tied groups, merged where they overlap) is contracted into one unit; every other node is a unit of its own.
 //! A delegate unit's level r is the largest number of delegate runs on any path ending in it:
 //! delegate units of equal r form a convex set, and the number of levels is the largest number of
 //! delegate runs on one path, which no convex partitioning can go below. O(V + E).
 
 use crate::analyse::GraphIndex;
+use crate::decision::HullOf;
 use crate::digraph::{
     Adjacency, AnyOrder, Cycle, DirectedGraph, Predecessors, Successors, place_in_topological_order,
 };
@@ -12,23 +13,24 @@ use crate::graph::NodeId;
 
 const NONE: u32 = u32::MAX;
 
-/// State groups: disjoint sets of nodes that must share one partition.
+/// Groups: disjoint sets of nodes that must share one partition (the hulls of states and of tied
+/// groups, merged where they overlap).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Groups {
     /// Each node's group, or `NONE`.
     pub group_of: Vec<u32>,
     pub members: Vec<Vec<NodeId>>,
-    /// The buffers (indices into the analysis) whose hulls formed each group.
-    pub buffers: Vec<Vec<usize>>,
+    /// What the hulls that formed each group are of, in the order given.
+    pub owners: Vec<Vec<HullOf>>,
 }
 
 impl Groups {
-    /// Merges the hulls of `buffers` wherever they share a node.
+    /// Merges the hulls wherever they share a node.
     pub fn from_hulls<'h>(
         node_count: usize,
-        hulls: impl IntoIterator<Item = (usize, &'h [NodeId])>,
+        hulls: impl IntoIterator<Item = (HullOf, &'h [NodeId])>,
     ) -> Self {
-        let hulls: Vec<(usize, &[NodeId])> = hulls.into_iter().collect();
+        let hulls: Vec<(HullOf, &[NodeId])> = hulls.into_iter().collect();
         let mut parent: Vec<usize> = (0..hulls.len()).collect();
         fn root(parent: &mut [usize], mut i: usize) -> usize {
             while parent[i] != i {
@@ -55,14 +57,14 @@ impl Groups {
             group_of: vec![NONE; node_count],
             ..Default::default()
         };
-        for (h, (buffer, _)) in hulls.iter().enumerate() {
+        for (h, (owner, _)) in hulls.iter().enumerate() {
             let r = root(&mut parent, h);
             if id_of_root[r] == NONE {
                 id_of_root[r] = groups.members.len() as u32;
                 groups.members.push(Vec::new());
-                groups.buffers.push(Vec::new());
+                groups.owners.push(Vec::new());
             }
-            groups.buffers[id_of_root[r] as usize].push(*buffer);
+            groups.owners[id_of_root[r] as usize].push(*owner);
         }
         for (n, &o) in owner.iter().enumerate() {
             if o != NONE {

@@ -1,13 +1,16 @@
 //! Per-buffer strategy: start from what was asked (or the default the options imply), demote a
-//! state to `cpu` with the reason whenever it cannot be whole in one partition, and repeat until
-//! the state groups contract without a cycle.
+//! state to `cpu` with the reason whenever it cannot be whole in one partition, move a tied group
+//! (ops tied by values no delegate can take at its boundary) to CPU whenever it cannot be one
+//! partition's, and repeat until the groups contract without a cycle.
 
 use super::chunks::{self, Unchunkable};
 use super::cut_patterns::AskedCut;
 use super::levels::{self, Groups};
 use super::{PlanError, PlanRequest, Strategy, StrategyRequest};
-use crate::analyse::{Adjacency, Analysis, BufferChain};
-use crate::decision::{Blocker, Cut, CycleStep, Decision, HullPlace, KeptState, Reason, Refusal};
+use crate::analyse::{Adjacency, Analysis, BufferChain, Tied};
+use crate::decision::{
+    Blocker, Cut, CycleStep, Decision, HullOf, HullPlace, KeptState, Reason, Refusal, TiedOnCpu,
+};
 use crate::graph::{Graph, NodeId, OpKind};
 use crate::rules::RuleId;
 
@@ -139,8 +142,11 @@ pub(super) fn decide(
     let mut decisions = Vec::new();
     // Ops an earlier round moved to CPU: no runtime input below iOS18, or over a budget.
     let mut moved: Vec<Option<Blocker>> = vec![None; graph.len()];
+    // Tied groups an earlier round moved to CPU: over a budget, across an asked cut, on a cycle.
+    let mut tied_off: Vec<Option<TiedOnCpu>> = vec![None; analysis.tied.len()];
     loop {
-        let blockers = blockers(graph, analysis, request, &outcomes, &moved);
+        let (blockers, tied_on_cpu) =
+            blockers(graph, analysis, request, &outcomes, &moved, &tied_off);
         let mut demoted = false;
         for (b, chain) in analysis.buffers.iter().enumerate() {
             if outcomes[b].strategy != Strategy::State {
@@ -171,23 +177,20 @@ pub(super) fn decide(
         if demoted {
             continue;
         }
-        let hulls = analysis
-            .buffers
-            .iter()
-            .enumerate()
+        // What one partition must hold whole: each kept state's hull, each delegated tied group's.
+        let kept: Vec<(HullOf, &[NodeId])> = (analysis.buffers.iter().enumerate())
             .filter(|(b, _)| outcomes[*b].strategy == Strategy::State)
-            .map(|(b, c)| (b, c.state_hull.as_slice()));
-        let groups = Groups::from_hulls(graph.len(), hulls);
+            .map(|(b, c)| (HullOf::State(b), c.state_hull.as_slice()))
+            .chain(
+                (analysis.tied.iter().enumerate())
+                    .filter(|(t, _)| tied_on_cpu[*t].is_none())
+                    .map(|(t, tied)| (HullOf::Tied(t), tied.hull.as_slice())),
+            )
+            .collect();
+        let groups = Groups::from_hulls(graph.len(), kept.iter().copied());
         let eligible: Vec<bool> = blockers.iter().map(Option::is_none).collect();
         match levels::assign(&analysis.index, &groups, &eligible, &analysis.getitems) {
             Ok(levels) => {
-                let kept: Vec<(usize, &[NodeId])> = analysis
-                    .buffers
-                    .iter()
-                    .enumerate()
-                    .filter(|(b, _)| outcomes[*b].strategy == Strategy::State)
-                    .map(|(b, c)| (b, c.state_hull.as_slice()))
-                    .collect();
                 let chunked = match chunks::chunk(graph, analysis, options, levels, &kept, cuts) {
                     Ok(chunked) => chunked,
                     Err(problems) => {
@@ -197,6 +200,7 @@ pub(super) fn decide(
                                 requested,
                                 &mut outcomes,
                                 &mut moved,
+                                &mut tied_off,
                                 &mut decisions,
                             );
                         }
@@ -214,6 +218,11 @@ pub(super) fn decide(
                     }
                     continue;
                 }
+                decisions.extend(
+                    (tied_on_cpu.into_iter().enumerate())
+                        .filter(|(t, _)| !analysis.tied[*t].ops.is_empty())
+                        .filter_map(|(tied, why)| Some(Decision::TiedOnCpu { tied, why: why? })),
+                );
                 // A kept state's reason is written for the chosen plan only (`kept_state`).
                 return Decided {
                     outcomes,
@@ -224,63 +233,94 @@ pub(super) fn decide(
                 };
             }
             Err(cycle) => {
-                // Give up the state of the latest buffer on the cycle; the others may then fit.
-                let victim = cycle
-                    .groups
-                    .iter()
-                    .flat_map(|&g| groups.buffers[g as usize].iter().copied())
-                    .max()
-                    .unwrap_or(0);
+                let owners: Vec<HullOf> = (cycle.groups.iter())
+                    .flat_map(|&g| groups.owners[g as usize].iter().copied())
+                    .collect();
                 let path: Vec<CycleStep> = cycle
                     .path
                     .iter()
                     .map(|&(node, jump)| CycleStep {
                         node,
-                        state_of: groups.group(node).map(|g| groups.buffers[g as usize][0]),
+                        group: groups.group(node).map(|g| groups.owners[g as usize][0]),
                         within_partition: jump,
                     })
                     .collect();
-                decisions.push(Decision::StateOnCycle {
-                    buffer: victim,
-                    path: path.clone(),
+                // Give up the state of the latest buffer on the cycle; the others may then fit.
+                // With no state on it, the latest tied group runs on CPU.
+                let state = owners.iter().filter_map(|o| match o {
+                    HullOf::State(b) => Some(*b),
+                    HullOf::Tied(_) => None,
                 });
-                outcomes[victim] = Outcome::refused(requested[victim], Refusal::Cycle(path));
+                let tied = owners.iter().filter_map(|o| match o {
+                    HullOf::Tied(t) => Some(*t),
+                    HullOf::State(_) => None,
+                });
+                if let Some(victim) = state.max() {
+                    decisions.push(Decision::StateOnCycle {
+                        buffer: victim,
+                        path: path.clone(),
+                    });
+                    outcomes[victim] = Outcome::refused(requested[victim], Refusal::Cycle(path));
+                } else if let Some(victim) = tied.max() {
+                    tied_off[victim] = Some(TiedOnCpu::Cycle(path));
+                } else {
+                    unreachable!(
+                        "a cycle among units runs through a group, and every group has a hull"
+                    );
+                }
             }
         }
     }
 }
 
 /// Moves what cannot be chunked as the options ask out of the delegates: a state whose hull is
-/// over a budget or crossed by an asked cut is refused, ops over a budget go to CPU.
+/// over a budget or crossed by an asked cut is refused, a tied group so goes to CPU, ops over a
+/// budget go to CPU.
 fn unchunkable(
     problem: Unchunkable,
     requested: &[StrategyRequest],
     outcomes: &mut [Outcome],
     moved: &mut [Option<Blocker>],
+    tied_off: &mut [Option<TiedOnCpu>],
     decisions: &mut Vec<Decision>,
 ) {
     match problem {
         Unchunkable::Hull {
-            buffers,
+            owners,
             weight_bytes,
             ops,
         } => {
-            for b in buffers {
-                let refusal = Refusal::OverBudget { weight_bytes, ops };
-                outcomes[b] = Outcome::refused(requested[b], refusal);
+            for owner in owners {
+                match owner {
+                    HullOf::State(b) => {
+                        let refusal = Refusal::OverBudget { weight_bytes, ops };
+                        outcomes[b] = Outcome::refused(requested[b], refusal);
+                    }
+                    HullOf::Tied(t) => {
+                        tied_off[t] = Some(TiedOnCpu::OverBudget { weight_bytes, ops });
+                    }
+                }
             }
         }
         Unchunkable::CutThroughHull {
-            buffers,
+            owners,
             pattern,
             before,
         } => {
-            for b in buffers {
-                let refusal = Refusal::CutThrough {
-                    pattern: pattern.clone(),
-                    before,
-                };
-                outcomes[b] = Outcome::refused(requested[b], refusal);
+            for owner in owners {
+                match owner {
+                    HullOf::State(b) => {
+                        let refusal = Refusal::CutThrough {
+                            pattern: pattern.clone(),
+                            before,
+                        };
+                        outcomes[b] = Outcome::refused(requested[b], refusal);
+                    }
+                    HullOf::Tied(t) => {
+                        let pattern = pattern.clone();
+                        tied_off[t] = Some(TiedOnCpu::CutThrough { pattern, before });
+                    }
+                }
             }
         }
         Unchunkable::Ops {
@@ -310,15 +350,18 @@ pub(super) fn kept_state(chain: &BufferChain, tag: &str) -> KeptState {
     }
 }
 
-/// Per node, why it cannot be delegated now (or `None`): support, the chains on CPU, and tuples
-/// (a multi-output op and all its `getitem`s share a side).
+/// Per node, why it cannot be delegated now (or `None`): support, the chains on CPU, tuples (a
+/// multi-output op and all its `getitem`s share a side) and tied groups (all on CPU when they
+/// cannot be one partition's); and per tied group, why it runs on CPU (or `None`). `tied_off` are
+/// the tied groups an earlier round moved to CPU.
 fn blockers(
     graph: &Graph,
     analysis: &Analysis,
     request: &PlanRequest,
     outcomes: &[Outcome],
     moved: &[Option<Blocker>],
-) -> Vec<Option<Blocker>> {
+    tied_off: &[Option<TiedOnCpu>],
+) -> (Vec<Option<Blocker>>, Vec<Option<TiedOnCpu>>) {
     let mut blockers: Vec<Option<Blocker>> = graph
         .ops
         .iter()
@@ -347,6 +390,37 @@ fn blockers(
             }
         }
     }
+    keep_tuples_whole(analysis, &mut blockers);
+    let mut tied_on_cpu = tied_off.to_vec();
+    // Each tied group that cannot be one partition's runs on CPU whole; what that blocks may send
+    // a tuple, and so another group, after it: until nothing changes.
+    let mut changed = !analysis.tied.is_empty();
+    while changed {
+        changed = false;
+        for (t, tied) in analysis.tied.iter().enumerate() {
+            if tied_on_cpu[t].is_none() {
+                tied_on_cpu[t] =
+                    why_tied_on_cpu(graph, analysis, request, outcomes, tied, &blockers);
+            }
+            if tied_on_cpu[t].is_some() {
+                for &n in &tied.ops {
+                    if blockers[n.index()].is_none() {
+                        blockers[n.index()] = Some(Blocker::Tied(t));
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if changed {
+            keep_tuples_whole(analysis, &mut blockers);
+        }
+    }
+    (blockers, tied_on_cpu)
+}
+
+/// A multi-output op and its `getitem`s share a side: a blocked `getitem` blocks its op, and a
+/// blocked op its `getitem`s.
+fn keep_tuples_whole(analysis: &Analysis, blockers: &mut [Option<Blocker>]) {
     for &(n, producer) in analysis.getitems.iter().rev() {
         if blockers[n.index()].is_some() {
             blockers[producer.index()].get_or_insert(Blocker::TupleSibling(n));
@@ -357,7 +431,33 @@ fn blockers(
             blockers[n.index()].get_or_insert(Blocker::ProducerOnCpu(producer));
         }
     }
-    blockers
+}
+
+/// Why a tied group cannot be one partition's now, if it cannot: one of its values is a
+/// placeholder no delegate holds (constant data is held with `take_over_constant_data`, a state's
+/// old value by its state), the graph's output reads one, or a node of its hull is blocked.
+fn why_tied_on_cpu(
+    graph: &Graph,
+    analysis: &Analysis,
+    request: &PlanRequest,
+    outcomes: &[Outcome],
+    tied: &Tied,
+    blockers: &[Option<Blocker>],
+) -> Option<TiedOnCpu> {
+    let held = |p: NodeId| {
+        (request.options.take_over_constant_data && graph.role(p).is_constant_data())
+            || (analysis.buffers.iter().zip(outcomes))
+                .any(|(c, o)| c.placeholder == p && o.strategy == Strategy::State)
+    };
+    if let Some(&p) = tied.placeholders.iter().find(|&&p| !held(p)) {
+        return Some(TiedOnCpu::Placeholder(p));
+    }
+    if tied.to_output {
+        return Some(TiedOnCpu::Output);
+    }
+    (tied.hull.iter()).find_map(|&node| {
+        blockers[node.index()].map(|blocker| TiedOnCpu::Blocked { node, blocker })
+    })
 }
 
 /// Below iOS18, the `call_function` nodes of each partition that would read no runtime value:

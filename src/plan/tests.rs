@@ -441,3 +441,5 @@ fn an_op_fed_by_placeholders_alone_joins_the_partition_of_its_users() {
         (Some("tag0"), Some("tag0"))
     );
 }
+
+mod tied;

@@ -2,7 +2,7 @@
 //! `Explained` findings, with node names, a message and, for a cycle, the path, for the JSON and
 //! text reports.
 
-use crate::graph::{Conversion, FoundBy, Graph, NodeId};
+use crate::graph::{Conversion, FoundBy, Graph, MAX_BOUNDARY_RANK, NodeId, Uncrossable};
 use crate::human::{byte_size, count};
 use crate::options::target_label;
 use crate::rules::{Fact, Figure, Finding, FindingKind, PathStep, RuleId};
@@ -96,6 +96,18 @@ pub fn conversion_failure(graph: &Graph, node: NodeId) -> String {
     }
 }
 
+/// Why a value cannot cross a delegate's boundary, in words.
+pub fn uncrossable(why: &Uncrossable) -> String {
+    match why {
+        Uncrossable::Rank(rank) => format!(
+            "it has rank {rank}, and a Core ML model's inputs and outputs have rank {MAX_BOUNDARY_RANK} or less"
+        ),
+        Uncrossable::ExpressionSize(size) => format!(
+            "its size {size} is an expression of symbols, which a Core ML model's inputs and outputs cannot have"
+        ),
+    }
+}
+
 /// A verdict of refusal in words, `op` standing for the call where the verdict names none.
 pub fn refused(verdict: &Conversion, op: &str) -> String {
     let converter = verdict.converter.as_deref().unwrap_or("the converter");
@@ -157,6 +169,12 @@ fn message(graph: &Graph, f: &Finding) -> String {
             "{} is tagged {tag}, but {}",
             name(*node),
             conversion_failure(graph, *node)
+        ),
+        Fact::UncrossableValue { value, why, into } => format!(
+            "{} is {} {tag}, but {}",
+            name(*value),
+            if *into { "an input of" } else { "an output of" },
+            uncrossable(why)
         ),
         Fact::HiddenState {
             placeholder,

@@ -2,12 +2,12 @@
 //! `Decision` (facts with node ids and buffer indices) become text, for the JSON and text reports.
 
 use super::findings::{Explained, Step, conversion_failure, refused, render_path};
-use crate::analyse::{Analysis, MutationKind};
+use crate::analyse::{Analysis, MutationKind, Tied};
 use crate::decision::{
-    Basis, Blocker, BufferDecision, CycleStep, Decision, HullPlace, KeptState, Reason, Refusal,
-    Strategy, StrategyRequest,
+    Basis, Blocker, BufferDecision, CycleStep, Decision, HullOf, HullPlace, KeptState, Reason,
+    Refusal, Strategy, StrategyRequest, TiedOnCpu,
 };
-use crate::graph::Graph;
+use crate::graph::{Graph, Uncrossable};
 use crate::human::{byte_size, count};
 use crate::options::target_label;
 use crate::plan::{CutReason, Draft};
@@ -207,6 +207,74 @@ impl<'a> Prose<'a> {
                 "{what} takes its value from {}, which runs on CPU",
                 self.graph.name(producer)
             ),
+            Blocker::Tied(t) => format!("{what} {}, which run on CPU", self.tied_ops(t)),
+        }
+    }
+
+    /// `makes or reads aten_view_copy_default (rank 6) with 12 other ops`: a tied group by the
+    /// first of its values.
+    fn tied_ops(&self, t: usize) -> String {
+        let Some(tied) = self.analysis.tied.get(t) else {
+            return String::from("is tied to ops that cannot be delegated");
+        };
+        let first = tied.values.first().map_or(String::new(), |(v, why)| {
+            format!("{} ({})", self.graph.name(*v), uncrossable_short(why))
+        });
+        format!(
+            "makes or reads {first}, a value no delegate can take at its boundary, with {}",
+            count(tied.ops.len().saturating_sub(1), "other op", "other ops")
+        )
+    }
+
+    /// A tied group's values, the first few, each with why it cannot cross.
+    fn tied_values(&self, tied: &Tied) -> String {
+        let mut shown: Vec<String> = (tied.values.iter().take(3))
+            .map(|(v, why)| format!("{}: {}", self.graph.name(*v), uncrossable_short(why)))
+            .collect();
+        if tied.values.len() > 3 {
+            shown.push(format!("{} more", tied.values.len() - 3));
+        }
+        shown.join(", ")
+    }
+
+    /// Why a tied group runs on CPU, in words.
+    fn tied_on_cpu(&self, why: &TiedOnCpu) -> String {
+        match why {
+            TiedOnCpu::Placeholder(p) => format!(
+                "{} is a placeholder, which a delegate takes in only as constant data it holds",
+                self.graph.name(*p)
+            ),
+            TiedOnCpu::Output => "the graph's output reads one of them".to_string(),
+            TiedOnCpu::Blocked { node, blocker } => {
+                let n = self.graph.node(*node);
+                format!(
+                    "{} ({}) among them cannot be delegated ({})",
+                    n.name,
+                    n.target,
+                    self.blocker_rule_text(*blocker)
+                )
+            }
+            TiedOnCpu::OverBudget { weight_bytes, ops } => format!(
+                "together they cannot be cut, and hold {} of constants and {}, over the partition budget",
+                byte_size(*weight_bytes),
+                count(*ops as usize, "op", "ops")
+            ),
+            TiedOnCpu::CutThrough { pattern, before } => format!(
+                "the cut asked for by {pattern:?} runs through them, before {}",
+                self.graph.name(*before)
+            ),
+            TiedOnCpu::Cycle(path) => format!(
+                "one partition holding them would lie on a cycle through the rest of the graph ({})",
+                render_path(&self.path(path))
+            ),
+        }
+    }
+
+    /// The rule a blocker follows, as a reader looks it up.
+    fn blocker_rule_text(&self, blocker: Blocker) -> String {
+        match blocker {
+            Blocker::Tied(t) => self.tied_ops(t),
+            other => format!("[{}]", other.rule()),
         }
     }
 
@@ -216,7 +284,18 @@ impl<'a> Prose<'a> {
             .iter()
             .map(|s| Step {
                 node: self.graph.name(s.node).to_string(),
-                tag: s.state_of.map(|b| format!("state:{}", self.buffer(b))),
+                tag: s.group.map(|g| match g {
+                    HullOf::State(b) => format!("state:{}", self.buffer(b)),
+                    HullOf::Tied(t) => format!(
+                        "tied:{}",
+                        (self
+                            .analysis
+                            .tied
+                            .get(t)
+                            .and_then(|tied| tied.values.first()))
+                        .map_or("?", |(v, _)| self.graph.name(*v))
+                    ),
+                }),
                 within_partition: s.within_partition,
             })
             .collect()
@@ -306,6 +385,30 @@ impl<'a> Prose<'a> {
                             byte_size(*weight_bytes),
                             count(*ops as usize, "op", "ops"),
                             budget_text(&plan.options)
+                        ),
+                    )
+                }
+            }
+            Decision::TiedOnCpu { tied, why } => {
+                let group = self.analysis.tied.get(*tied)?;
+                let listed: Vec<String> = names(&mut group.ops.iter().copied());
+                let shown = match listed.as_slice() {
+                    many if many.len() <= 5 => many.join(", "),
+                    many => format!("{}, … ({} ops)", many[..5].join(", "), many.len()),
+                };
+                let path = match why {
+                    TiedOnCpu::Cycle(path) => self.path(path),
+                    _ => Vec::new(),
+                };
+                Explained {
+                    nodes: listed.clone(),
+                    path,
+                    ..decided(
+                        RuleId::BoundaryValues,
+                        format!(
+                            "{shown} run on CPU: they make or read values no delegate can take at its boundary ({}), so they share one partition or none, and {}",
+                            self.tied_values(group),
+                            self.tied_on_cpu(why)
                         ),
                     )
                 }
@@ -416,5 +519,13 @@ pub fn cut_sentence(graph: &Graph, cut: &crate::plan::Cut) -> String {
         } => {
             format!("cut before {before}, as cut_before {pattern:?} asks ({crossing} bytes cross)")
         }
+    }
+}
+
+/// `rank 6`, `size 8*s89`: why a value cannot cross a delegate's boundary, in two words.
+fn uncrossable_short(why: &Uncrossable) -> String {
+    match why {
+        Uncrossable::Rank(rank) => format!("rank {rank}"),
+        Uncrossable::ExpressionSize(size) => format!("size {size}"),
     }
 }

@@ -19,6 +19,7 @@ pub struct BridgeBuilder {
     user_inputs: Vec<Value>,
     user_outputs: Vec<Value>,
     options: Map<String, Value>,
+    range_constraints: Option<Map<String, Value>>,
 }
 
 impl BridgeBuilder {
@@ -89,6 +90,23 @@ impl BridgeBuilder {
         self
     }
 
+    /// Sets `meta` of the node last added to a shape given as JSON: numbers, and strings for
+    /// symbolic sizes (`["1", "16*s0"]` is written `json!([1, "16*s0"])`).
+    pub fn symbolic_meta(&mut self, shape: Value, dtype: &str) -> &mut Self {
+        if let Some(Value::Object(node)) = self.nodes.last_mut() {
+            node.insert("meta".into(), json!({ "shape": shape, "dtype": dtype }));
+        }
+        self
+    }
+
+    /// Declares `size` one of the program's range-constrained sizes (bridge JSON
+    /// `range_constraints`), with its bounds; the document then carries the field.
+    pub fn range(&mut self, size: &str, low: Option<i64>, high: Option<i64>) -> &mut Self {
+        (self.range_constraints.get_or_insert_with(Map::new))
+            .insert(size.into(), json!([low, high]));
+        self
+    }
+
     /// Gives the node last added a conversion verdict of refusal, found by a probe, with the
     /// converter's error `error` (bridge JSON `conversion`).
     pub fn refused(&mut self, error: &str) -> &mut Self {
@@ -146,7 +164,7 @@ impl BridgeBuilder {
     }
 
     pub fn to_value(&self) -> Value {
-        json!({
+        let mut document = json!({
             "schema": GRAPH_SCHEMA,
             "nodes": self.nodes,
             "graph_signature": {
@@ -158,7 +176,11 @@ impl BridgeBuilder {
                 "user_outputs": self.user_outputs,
             },
             "options": self.options,
-        })
+        });
+        if let (Some(ranges), Value::Object(fields)) = (&self.range_constraints, &mut document) {
+            fields.insert("range_constraints".into(), Value::Object(ranges.clone()));
+        }
+        document
     }
 
     pub fn to_json(&self) -> String {
