@@ -15,8 +15,9 @@ use partition_planner::tagging::Tagging;
 
 /// `b_s` is a buffer updated by `scatter(b_s, neg(b_s))`; `sum` reads the new value, `mm` uses a
 /// weight `w`, `odd` is an op Core ML cannot run, `wsq` is computed from the weight alone,
-/// `split` has two outputs of which `half` picks one, and `pool` is an op the support check
-/// accepts and the converter refuses.
+/// `split` has two outputs of which `half` picks one, `pool` is an op the support check
+/// accepts and the converter refuses, and `win` views `mm2` as rank-6 windows that `back` views
+/// back: a value no Core ML model takes as an input or output.
 fn graph() -> Graph {
     let mut b = BridgeBuilder::new();
     b.buffer("b_s", "s", &[4, 4])
@@ -43,8 +44,12 @@ fn graph() -> Graph {
             true,
         )
         .refused("ValueError: @max_pool does not support dilation > 1")
+        .op("win", "aten.view_copy.default", &["mm2"], true)
+        .meta(&[1, 1, 2, 2, 2, 2], "float32")
+        .op("back", "aten.view_copy.default", &["win"], true)
+        .meta(&[4, 4], "float32")
         .mutates("scatter", "s")
-        .output(&["mm2", "half", "pool"]);
+        .output(&["mm2", "half", "pool", "back"]);
     parse_graph(&b.to_json()).expect("imports")
 }
 
@@ -189,6 +194,12 @@ fn cases() -> Vec<Case> {
                     ..Options::default()
                 },
             ),
+        },
+        Case {
+            rule: RuleId::BoundaryValues,
+            keeps: violations(&[("win", "tag4"), ("back", "tag4")], ios18(true)),
+            // The rank-6 windows leave tag4 for back, on CPU.
+            breaks: violations(&[("win", "tag4")], ios18(true)),
         },
         Case {
             rule: RuleId::TupleWhole,
