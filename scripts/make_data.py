@@ -31,6 +31,7 @@ from partition_planner.testing import (
     conversion_failures_steps,
     llm,
     seed_steps,
+    vision,
 )
 
 
@@ -46,11 +47,12 @@ def _specs(target):
     )
 
 
-def _captured(model: torch.nn.Module, inputs, partitioner, captured: dict) -> dict:
+def _captured(model: torch.nn.Module, inputs, partitioner, captured: dict, dynamic_shapes=None) -> dict:
     """Lowers ``model`` with ``partitioner``, whose ``partition()`` fills ``captured["graph"]`` and
-    raises ``_Captured``; returns that graph."""
+    raises ``_Captured``; returns that graph. With ``dynamic_shapes``, exported strictly with them,
+    as executorch's model suite exports."""
     model = model.eval().requires_grad_(False)
-    ep = torch.export.export(model, inputs, strict=False)
+    ep = torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes, strict=dynamic_shapes is not None)
     try:
         to_edge_transform_and_lower(ep, partitioner=[partitioner])
     except _Captured:
@@ -58,7 +60,7 @@ def _captured(model: torch.nn.Module, inputs, partitioner, captured: dict) -> di
     return captured["graph"]
 
 
-def stock_graph(model: torch.nn.Module, inputs, *, take_over: bool, target, name: str) -> dict:
+def stock_graph(model: torch.nn.Module, inputs, *, take_over: bool, target, name: str, dynamic_shapes=None) -> dict:
     """The bridge JSON of `model` exactly as the stock partitioner tags it inside
     to_edge_transform_and_lower (which first keeps the ops the partitioner asks not to decompose)."""
     captured = {}
@@ -69,10 +71,11 @@ def stock_graph(model: torch.nn.Module, inputs, *, take_over: bool, target, name
             captured["graph"] = export_graph(result.tagged_exported_program, self, model=name)
             raise _Captured
 
-    return _captured(model, inputs, Capture(compile_specs=_specs(target), take_over_mutable_buffer=take_over), captured)
+    partitioner = Capture(compile_specs=_specs(target), take_over_mutable_buffer=take_over)
+    return _captured(model, inputs, partitioner, captured, dynamic_shapes)
 
 
-def planned_program_graph(model: torch.nn.Module, inputs, *, take_over: bool, target, name: str) -> dict:
+def planned_program_graph(model: torch.nn.Module, inputs, *, take_over: bool, target, name: str, dynamic_shapes=None) -> dict:
     """The bridge JSON of the program the drop-in plans inside to_edge_transform_and_lower (the
     ops the converter refuses whole let decompose), tagged by the stock partitioner's own
     ``partition()`` on it, with the drop-in's conversion verdicts on its nodes and the ops it let
@@ -91,7 +94,35 @@ def planned_program_graph(model: torch.nn.Module, inputs, *, take_over: bool, ta
             )
             raise _Captured
 
-    return _captured(model, inputs, Capture(compile_specs=_specs(target), take_over_mutable_buffer=take_over), captured)
+    partitioner = Capture(compile_specs=_specs(target), take_over_mutable_buffer=take_over)
+    return _captured(model, inputs, partitioner, captured, dynamic_shapes)
+
+
+# Vision models of executorch's model suite (partition_planner.testing.vision), at the suite's
+# target: each the program the drop-in plans, with its conversion verdicts, tagged by stock.
+VISION = {
+    # Dynamic height and width: sizes that are expressions of symbols everywhere inside, and an
+    # adaptive pool coremltools converts only for known sizes.
+    "alexnet_dynamic_ios15": ("alexnet", True),
+    "mobilenet_v3_small_dynamic_ios15": ("mobilenet_v3_small", True),
+    # Rank-6 windows in every block.
+    "maxvit_tiny_ios15": ("maxvit_tiny", False),
+}
+
+
+def vision_graphs() -> dict:
+    graphs = {}
+    for label, (name, dynamic) in VISION.items():
+        model, inputs, dynamic_shapes = vision(name, dynamic)
+        graphs[label] = planned_program_graph(
+            model,
+            inputs,
+            take_over=True,
+            target=ct.target.iOS15,
+            name=f"torchvision {name} ({'dynamic' if dynamic else 'static'} shapes, random weights)",
+            dynamic_shapes=dynamic_shapes,
+        )
+    return graphs
 
 
 def untag_writers(graph: dict) -> dict:
@@ -134,6 +165,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default="data")
     parser.add_argument("--seed-only", action="store_true", help="only the small models: the seed report's and ConversionFailures")
+    parser.add_argument("--vision-only", action="store_true", help="only the vision models of executorch's model suite (needs torchvision)")
     parser.add_argument(
         "--variants-only",
         metavar="VERSION",
@@ -145,6 +177,10 @@ def main() -> None:
         return
     out = pathlib.Path(args.out) / f"executorch-{metadata.version('executorch')}"
     out.mkdir(parents=True, exist_ok=True)
+    if args.vision_only:
+        for label, graph in vision_graphs().items():
+            write_graph(out / f"{label}.json", graph)
+        return
     example = seed_steps(1)[0]
     graphs = {
         "seed_slice_ios18": stock_graph(SliceCache(), example, take_over=True, target=ct.target.iOS18, name="seed SliceCache"),
@@ -161,6 +197,7 @@ def main() -> None:
         name="ConversionFailures (ops coremltools refuses)",
     )
     if not args.seed_only:
+        graphs.update(vision_graphs())
         for name in LLMS:
             model, example = llm(name)
             for take_over in (True, False):

@@ -23,6 +23,19 @@ def lowered_modules(exported_program) -> list[LoweredBackendModule]:
     return [m for m in exported_program.graph_module.modules() if isinstance(m, LoweredBackendModule)]
 
 
+def delegated_ops(exported_program) -> dict[str, int]:
+    """How many of each op the delegates of a lowered program hold, by op name."""
+    from .export import target_name
+
+    counts: dict[str, int] = {}
+    for lowered in lowered_modules(exported_program):
+        for node in lowered.original_module.graph.nodes:
+            if node.op == "call_function":
+                name = target_name(node)
+                counts[name] = counts.get(name, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def mutated_buffers(program) -> set[str]:
     return set(program.graph_signature.buffers_to_mutate.values())
 

@@ -176,7 +176,7 @@ def _module_path(node: Node) -> str:
     return _text(path) if isinstance(path, str) and path else "null"
 
 
-def _shape_and_dtype(val: torch.Tensor) -> str:
+def shape_and_dtype(val: torch.Tensor) -> str:
     dtype = _quote(str(val.dtype).removeprefix("torch."))
     return '"shape":[' + ",".join([_dim(d) for d in val.shape]) + '],"dtype":' + dtype
 
@@ -191,10 +191,10 @@ def tensor_text(node: Node, known: dict) -> str | None:
     try:
         return known[key]
     except KeyError:
-        text = known[key] = _shape_and_dtype(val)
+        text = known[key] = shape_and_dtype(val)
         return text
     except TypeError:  # a symbolic dimension cannot be a key
-        return _shape_and_dtype(val)
+        return shape_and_dtype(val)
 
 
 def _meta_text(tensor: str | None, digest: str | None) -> str:
@@ -380,6 +380,7 @@ def export_graph_text(
 
     producer = '{"exporter":"partition_planner.export","model":' + _text(model) + ',"versions":' + _versions() + "}"
     options = ',"options":' + _options_text(partitioner) if partitioner is not None else ""
+    options += ',"range_constraints":' + _range_constraints_text(exported_program)
     if decomposed:
         ops = [{"op": target_name_of(op), "conversion": v.to_json()} for op, v in decomposed.items()]
         options += ',"decomposed":' + json.dumps(ops)
@@ -391,6 +392,22 @@ def export_graph_text(
         + options
         + "}"
     )
+
+
+def _range_constraints_text(exported_program) -> str:
+    """The program's range constraints as the document carries them: each size a model input may
+    have besides a number (``s0``, ``16*s89``), with its least and greatest value (null: none)."""
+    if not exported_program.range_constraints:
+        return "{}"
+
+    def bound(value) -> int | None:
+        try:
+            return int(value) if value.is_finite else None
+        except (AttributeError, TypeError, ValueError):  # a plain int, or no integer at all
+            return int(value) if isinstance(value, int) else None
+
+    ranges = {str(size): [bound(r.lower), bound(r.upper)] for size, r in exported_program.range_constraints.items()}
+    return json.dumps(ranges)
 
 
 def export_graph(exported_program, partitioner=None, **options) -> dict:

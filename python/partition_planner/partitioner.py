@@ -22,8 +22,8 @@ from . import _native
 from .apply import apply_tags
 from .conversion import VERIFICATION, ConversionProbes, Verdict, failing_ops
 from .conversion.convert import converter_name
-from .conversion.probes import readable_call
-from .export import export_graph_text, support_checker, target_name
+from .conversion.verdict import readable_call
+from .export import export_graph_text, target_name
 
 logger = logging.getLogger(__name__)
 
@@ -205,8 +205,8 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
       naming the first node, if its tags differ (up to renaming) from the stock proposal the planner
       reproduces and compares its plan with (default False);
     - ``check_conversion``: before planning, convert each distinct signature of a node the support
-      check accepts with coremltools, alone, and keep on CPU what fails (default True; verdicts are
-      cached on disk, docs/conversion.md);
+      check accepts with coremltools' frontend, all side by side, and keep on CPU what it refuses
+      (default True; verdicts are cached on disk, docs/conversion.md);
     - ``verify_conversion``: convert each planned partition before returning; a failing one is
       bisected to the op to blame, which is kept on CPU, and the program planned again, at most
       ``max_verification_rounds`` times (default False, 8 rounds).
@@ -251,8 +251,12 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
             raise ValueError(f"max_verification_rounds must be a whole number of at least 1, got {max_verification_rounds!r}")
         self.max_verification_rounds = max_verification_rounds
         self._probes: ConversionProbes | None = None
-        # Ops stock keeps whole for Core ML that this partitioner let decompose, with the verdict.
+        # Ops stock keeps whole for Core ML that this partitioner let decompose: those the converter
+        # refuses, with the verdict; those the plan leaves on CPU otherwise, with such a node.
         self.decomposed_for_conversion: dict = {}
+        self.decomposed_for_cpu: dict = {}
+        # ops_to_not_decompose's last answer, with the program it is for (executorch asks twice).
+        self._kept_whole: tuple | None = None
         # Per partition(): what conversion checking did (signatures, probes run, partitions verified).
         self.conversion: list[dict] = []
         self._planned: list[_Planned] = []
@@ -275,7 +279,7 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         # document with digests is what a compiled-model cache wants). With lower_full_graph an
         # unsupported op raises NotImplementedError here, from the backend's own check, as in stock.
         probes = self._conversion_probes() if self.check_conversion else None
-        before = (probes.probed, probes.seconds) if probes is not None else None
+        before = (probes.probed, probes.conversions, probes.seconds) if probes is not None else None
         graph = export_graph_text(
             program, self, digests=False, log_support=True, probes=probes, decomposed=self.decomposed_for_conversion
         )
@@ -288,7 +292,10 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         conversion = {"checked": probes is not None}
         if probes is not None:
             conversion.update(
-                signatures=probes.signatures, probed=probes.probed - before[0], probe_seconds=probes.seconds - before[1]
+                signatures=probes.signatures,
+                probed=probes.probed - before[0],
+                conversions=probes.conversions - before[1],
+                probe_seconds=probes.seconds - before[2],
             )
         if self.verify_conversion:
             graph, planned = self._verified(program, graph, planned, overrides, probes, conversion)
@@ -310,26 +317,51 @@ class PlannedCoreMLPartitioner(CoreMLPartitioner):
         return PartitionResult(tagged_exported_program=program, partition_tags=tags)
 
     def ops_to_not_decompose(self, ep):
-        """Stock's list of ops kept whole for Core ML, less those the converter refuses for some
-        node of ``ep`` (with ``check_conversion``). Such an op kept whole and then planned on CPU
-        has no kernel there; decomposed, its parts are probed again in ``partition()``. Only ops
-        that would otherwise be decomposed are probed here."""
+        """Stock's list of ops kept whole for Core ML, less those the plan leaves a node of on CPU.
+
+        Kept whole, an op outside core ATen has no kernel on CPU (``Missing out variants``, or
+        executorch's last check: "was not decomposed or delegated"); decomposed, its parts run
+        there. So the program as it stands is planned first (with its conversion verdicts, under
+        ``check_conversion``), and every op of which that plan leaves a node on CPU (refused by the
+        converter, or tied to what is) is let decompose, its parts planned again in
+        ``partition()``. Only ops executorch would otherwise decompose are listed: listing any
+        other keeps nothing whole and only makes that last check refuse it where it runs on CPU.
+        executorch asks again of the same program, and of the lowered one: planned once."""
         ops, check_op_support = super().ops_to_not_decompose(ep)
-        if not self.check_conversion or not ops:
-            return ops, check_op_support
         decomposable = _decomposable_ops()
-        support = support_checker(self.skip_ops_for_coreml_delegation, self.lower_full_graph)
-        refused = self._conversion_probes().refused_ops(
-            ep, {op for op in ops if op in decomposable}, lambda node: support.is_node_supported(None, node)
-        )
-        for op, verdict in refused.items():
-            if op not in self.decomposed_for_conversion:
-                self.decomposed_for_conversion[op] = verdict
+        kept = [op for op in ops if op in decomposable]
+        if not kept or ep.dialect == "EDGE":
+            return kept, check_op_support
+        if self._kept_whole is None or self._kept_whole[0] is not ep:
+            self._kept_whole = (ep, self._kept_whole_after_planning(ep, kept))
+        return self._kept_whole[1], check_op_support
+
+    def _kept_whole_after_planning(self, ep, kept: list) -> list:
+        probes = self._conversion_probes() if self.check_conversion else None
+        graph = export_graph_text(ep, self, digests=False, probes=probes)
+        _, node_tags, _ = _native.plan_with_tags(graph, self._overrides())
+        kept_set = set(kept)
+        left: dict = {}  # each kept op left on CPU, by the first such node
+        for node in ep.graph.nodes:
+            if node.op == "call_function" and node.target in kept_set and node_tags.get(node.name) is None:
+                left.setdefault(node.target, node)
+        refused = probes.refused if probes is not None else {}
+        for op, node in left.items():
+            verdict = next((v for n, v in refused.items() if n.target == op), None)
+            if verdict is not None:
+                if op not in self.decomposed_for_conversion:
+                    self.decomposed_for_conversion[op] = verdict
+                    logger.info(
+                        "check_conversion: %s is decomposed rather than kept whole for Core ML: %s cannot convert %s: %s",
+                        op, verdict.converter, verdict.call, verdict.error,
+                    )
+            elif op not in self.decomposed_for_cpu:
+                self.decomposed_for_cpu[op] = node.name
                 logger.info(
-                    "check_conversion: %s is decomposed rather than kept whole for Core ML: %s cannot convert %s: %s",
-                    op, verdict.converter, verdict.call, verdict.error,
+                    "%s is decomposed rather than kept whole for Core ML: the plan runs %s on CPU, where it has no kernel whole",
+                    op, node.name,
                 )
-        return [op for op in ops if op not in refused], check_op_support
+        return [op for op in kept if op not in left]
 
     def _conversion_probes(self) -> ConversionProbes:
         if self._probes is None:

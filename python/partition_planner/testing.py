@@ -3,6 +3,12 @@ data/ (scripts/make_data.py)."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import itertools
+import pkgutil
+import unittest
+
 import torch
 
 
@@ -238,3 +244,110 @@ def conversion_failures_steps(count: int = 3, seed: int = 0):
     return [
         (torch.randn(1, 4, 12, 12, generator=g), torch.tensor([i % 4]), torch.tensor([0, 2, 5])) for i in range(count)
     ]
+
+
+# Vision models as executorch's backend model suite lowers them (backends/test/suite/models): a
+# 224x224 image, and for dynamic shapes a height and width of 16 to 256 in steps of 16. Inside such a
+# program a strided convolution's sizes are expressions of those symbols (``8*s0``), which no Core
+# ML model's input or output may have; window attention (MaxViT, Swin) views its image as rank-6
+# windows, which no input or output may be either (BOUNDARY_VALUES, docs/rules.md).
+def suite_dynamic_shapes():
+    from torch.export import Dim
+
+    return ({2: Dim("height", min=1, max=16) * 16, 3: Dim("width", min=1, max=16) * 16},)
+
+
+def vision(name: str, dynamic: bool = False, seed: int = 0):
+    """``(model, inputs, dynamic_shapes)``: a torchvision model (random weights, seeded) with the
+    suite's inputs. ``maxvit_tiny`` is torchvision's MaxViT with its widths and depths shrunk (two
+    blocks of 16 and 32 channels, 4x4 windows) and a 64x64 image: its window attention keeps the
+    rank-6 views of the released model."""
+    import torchvision
+
+    torch.manual_seed(seed)
+    if name == "maxvit_tiny":
+        model = torchvision.models.MaxVit(
+            input_size=(64, 64),
+            stem_channels=8,
+            partition_size=4,
+            block_channels=[16, 32],
+            block_layers=[1, 1],
+            head_dim=8,
+            stochastic_depth_prob=0.0,
+            num_classes=10,
+        )
+        inputs = (torch.randn(1, 3, 64, 64),)
+    else:
+        model = getattr(torchvision.models, name)()
+        inputs = (torch.randn(1, 3, 224, 224),)
+    return model.eval(), inputs, suite_dynamic_shapes() if dynamic else None
+
+
+# executorch's backend test suites (``backends/test/suite``, shipped in the wheel), case by case as
+# their Core ML flow builds them: scripts/backend_suite.py lowers every case both ways, and the e2e
+# tests some of them.
+def _parametrizations(test) -> list[dict]:
+    """Each set of arguments pytest would call ``test`` with, from its ``parametrize`` marks (the
+    runner aside). ``dtype``, where not parametrized, is float32, as the suite's flows run it."""
+    grids = []
+    for mark in getattr(test, "pytestmark", []):
+        if mark.name != "parametrize":
+            continue
+        names, values = mark.args[0], mark.args[1]
+        names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+        grids.append([dict(zip(names, v if len(names) > 1 else (v,))) for v in values])
+    parameters = inspect.signature(test).parameters
+    combos = []
+    for combo in itertools.product(*grids) if grids else [()]:
+        kwargs = {k: v for part in combo for k, v in part.items()}
+        if "dtype" in parameters and "dtype" not in kwargs:
+            kwargs["dtype"] = torch.float32
+        combos.append(kwargs)
+    return combos
+
+
+def backend_suite_cases(suite: str, only: str = "", skipped: list | None = None):
+    """(name, model, inputs, dynamic_shapes) of every case of ``suite`` (``operators`` or
+    ``models``) whose name holds ``only``, in module and function order: each test function called,
+    once per parametrization, with a runner that records what it is handed instead of running it. A
+    module that cannot be imported (torchaudio has no release for every torch) goes to ``skipped``
+    with the reason."""
+    import pytest
+    from executorch.backends.test.suite.flows.coreml import COREML_TEST_FLOW
+
+    package = importlib.import_module(f"executorch.backends.test.suite.{suite}")
+
+    class Recorder:
+        _flow = COREML_TEST_FLOW
+
+        def __init__(self):
+            self.seen = []
+
+        def lower_and_run_model(self, model, inputs, generate_random_test_inputs=True, dynamic_shapes=None):
+            self.seen.append((model, inputs, dynamic_shapes))
+
+    for info in pkgutil.iter_modules(package.__path__):
+        if not info.name.startswith("test_"):
+            continue
+        try:
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+        except ImportError as e:
+            if skipped is not None:
+                skipped.append({"module": info.name, "reason": f"{type(e).__name__}: {e}"})
+            continue
+        for name, test in sorted(vars(module).items()):
+            # The module's own tests, and those ``operators.operator_test`` made from a class of it.
+            if not name.startswith("test_") or getattr(test, "__module__", None) not in (module.__name__, package.__name__):
+                continue
+            for kwargs in _parametrizations(test):
+                recorder = Recorder()
+                try:
+                    torch.manual_seed(0)
+                    test(recorder, **kwargs)
+                except (pytest.skip.Exception, unittest.SkipTest):
+                    pass
+                shown = ",".join(f"{k}={v}" for k, v in kwargs.items() if k != "dtype")
+                for i, (model, inputs, dynamic_shapes) in enumerate(recorder.seen):
+                    case = f"{info.name}::{name}[{shown + ',' if shown else ''}{i}]" if suite == "models" else f"{info.name}::{name}[{i}]"
+                    if only in case:
+                        yield case, model, inputs, dynamic_shapes

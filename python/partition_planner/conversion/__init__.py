@@ -1,7 +1,8 @@
 """Plans the converter accepts: coremltools asked itself (docs/conversion.md).
 
 - ``ConversionProbes``: before planning, each distinct signature of a node the Core ML support
-  check accepts is converted alone; verdicts are kept on disk (``clear_cache``, ``cache_root``).
+  check accepts is converted by coremltools' frontend, all side by side (``batch.py``); verdicts
+  are kept on disk (``clear_cache``, ``cache_root``).
 - ``failing_ops``: each planned partition converted, a failing one bisected to the op to blame.
 - ``Verdict``: what the bridge document's ``conversion`` field carries.
 

@@ -19,6 +19,10 @@ from .verdict import Verdict
 
 ENV = "PARTITION_PLANNER_CACHE_DIR"
 PACKAGES = ("torch", "executorch", "coremltools")
+# What a probe converts and how its signature reads; a new layout starts a file of its own, so that
+# no verdict of another kind of probe is read (layout 1 converted through the whole pass pipeline,
+# and so refused at a probe's own boundary what converts in context).
+LAYOUT = 2
 
 
 def cache_root() -> Path:
@@ -83,7 +87,8 @@ class VerdictCache:
         cache = _OPEN.get(place)
         if cache is None:
             versions = installed_versions()
-            path = conversion_dir() / ("_".join(f"{k}-{versions[k]}" for k in PACKAGES) + ".jsonl")
+            name = "_".join([f"probes-{LAYOUT}"] + [f"{k}-{versions[k]}" for k in PACKAGES])
+            path = conversion_dir() / (name + ".jsonl")
             cache = _OPEN[place] = cls(path)
         return cache
 

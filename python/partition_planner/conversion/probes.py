@@ -6,9 +6,16 @@ shape and whether it is a constant the delegate holds (a constant placeholder, o
 one from constants alone), which outputs of a multi-output op are read, and the compile specs that
 reach the converter (target, precision, compute units, pass pipeline, enumerated shapes,
 quantization; not the model type, which only decides whether the model is loaded). Nodes with the
-same signature share one probe; a node refused alone is tried again beside its neighbours
-(``_Probing``); verdicts are kept on disk per version triple (``cache.py``), so a second export of
-the same model probes nothing."""
+same signature share one probe. The probes themselves, converted side by side in as few
+conversions as group testing takes, and a node refused alone tried again beside its neighbours, are
+``batch.py``'s; verdicts are kept on disk per version triple (``cache.py``), so a second export of
+the same model probes nothing.
+
+A signature shows each input's sizes as the program has them, symbolic ones as text. A node reading
+a value Core ML takes only inside a program (a size that is an expression of symbols, which no model
+input may have, or a symbolic scalar) is probed as it meets that value in context, its sizes
+unknown (``program.SYMBOLIC``), or where that cannot be built with every size at the program's
+example value (``program.STATIC``); its signature says which."""
 
 from __future__ import annotations
 
@@ -21,10 +28,11 @@ from collections.abc import Callable, Mapping, Sequence
 import torch
 from torch.fx import Node
 
+from .batch import Probing, SIGNATURE_TEXTS
 from .cache import VerdictCache
-from .convert import convert, converter_name, error_line
-from .program import NotBuildable, subprogram
-from .verdict import PROBE, Verdict
+from .convert import converter_name
+from .program import STATIC, SYMBOLIC, NotBuildable, size_hint, static_tensor
+from .verdict import Verdict
 
 logger = logging.getLogger(__name__)
 
@@ -55,85 +63,87 @@ def _is_tensors(val) -> bool:
     return isinstance(val, (tuple, list)) and bool(val) and all(isinstance(v, torch.Tensor) for v in val)
 
 
-def _in_edge_dialect(program, kept_whole):
-    """Before decomposition: ``program`` in the edge dialect, as lowering will hand it over, so
-    that coremltools converts it with its EXECUTORCH frontend. The program is already functional
-    ATen (executorch runs ``run_decompositions({})`` before asking which ops to keep whole), so
-    it takes executorch's own aten-to-edge passes alone, ``kept_whole`` preserved; ``to_edge``
-    would trace it again first, a second or more a probe on an LLM."""
-    from executorch.exir import EdgeCompileConfig
+class _Sizes:
+    """Which values a model's boundary takes, in a program with symbols: tensors whose every size is
+    a number or a symbol the program's range constraints name. coremltools makes those a model
+    input's ranges; a size that is an expression of symbols it refuses ("Core ML does not support
+    size variables that are expressions of symbolic variables"), as it refuses a symbolic scalar
+    as an input. Inside a program it takes both: a node reading one is probed ``SYMBOLIC`` (each
+    such size a range of its own, each scalar computed inside), else ``STATIC``."""
 
-    config = EdgeCompileConfig(_check_ir_validity=False)
-    try:
-        from executorch.exir.program._program import _generate_edge_program
-    except ImportError:  # an executorch without it: the public route
-        from executorch.exir import to_edge
+    def __init__(self, program, shown_of: Mapping[Node, str | None]) -> None:
+        self.accepted = {str(symbol) for symbol in program.range_constraints}
+        self.shown_of = shown_of
+        self._takes: dict[Node, bool] = {}
+        self._static: dict[Node, str | None] = {}
+        self._computed: dict[Node, bool] = {}
 
-        config.preserve_ops = [kept_whole]
-        return to_edge(program, compile_config=config).exported_program()
-    return _generate_edge_program(config, program, preserve_ops=[kept_whole])
-
-
-def _asked_support(is_supported: Callable[[Node], bool], asked: set) -> Callable[[Node], bool]:
-    """Support before decomposition: the ops asked about are supported (the partitioner would
-    keep them whole); any other op is asked of the backend's check, once, when the constant values
-    are traced through it."""
-    known = dict.fromkeys(asked, True)
-
-    def supported(node: Node) -> bool:
-        answer = known.get(node)
-        if answer is None:
-            try:
-                answer = bool(is_supported(node))
-            except Exception:  # the check raises for some ops it refuses; stock treats them so
-                answer = False
-            known[node] = answer
-        return answer
-
-    return supported
-
-
-def readable_call(node: Node, name: str) -> str:
-    """``aten.max_pool2d_with_indices.default(kernel_size=[3, 3], dilation=[2, 2])``: the op and its
-    literal arguments that differ from the schema's defaults (tensor inputs left out)."""
-    target = node.target
-    schema = getattr(target if hasattr(target, "_schema") else getattr(target, "_op", target), "_schema", None)
-    given = []
-    if schema is None:
-        given = [repr(a) for a in node.args if not _mentions_node(a)]
-        given += [f"{k}={v!r}" for k, v in node.kwargs.items() if not _mentions_node(v)]
-        return f"{name}({', '.join(given)})"
-    for index, argument in enumerate(schema.arguments):
-        if index < len(node.args) and not argument.kwarg_only:
-            value = node.args[index]
-        elif argument.name in node.kwargs:
-            value = node.kwargs[argument.name]
-        else:
-            continue
-        if _mentions_node(value) or _is_default(argument, value):
-            continue
-        given.append(f"{argument.name}={value!r}")
-    return f"{name}({', '.join(given)})"
-
-
-def _mentions_node(value) -> bool:
-    if isinstance(value, Node):
+    def boundary_takes(self, values, texts) -> bool:
+        for value, text in zip(values, texts):
+            if text is None:  # not a tensor
+                return False
+            takes = self._takes.get(value)
+            if takes is None:
+                takes = self._takes[value] = all(
+                    _is_number(d) or str(d) in self.accepted for d in value.meta["val"].shape
+                )
+            if not takes:
+                return False
         return True
-    if isinstance(value, (list, tuple)):
-        return any(_mentions_node(v) for v in value)
-    if isinstance(value, dict):
-        return any(_mentions_node(v) for v in value.values())
-    return False
+
+    def symbolic(self, values, texts) -> tuple | None:
+        """Each value as a ``SYMBOLIC`` probe shows it (a scalar by its expression), or None when a
+        scalar cannot be computed inside from tensors."""
+        out = []
+        for value, text in zip(values, texts):
+            if text is None:
+                if not self.computed_inside(value):
+                    return None
+                text = "#" + str(value.meta["val"])
+            out.append(text)
+        return tuple(out)
+
+    def computed_inside(self, value: Node) -> bool:
+        """Whether a symbolic scalar is computed from tensors alone, through ops on sizes."""
+        known = self._computed.get(value)
+        if known is None:
+            val = value.meta.get("val")
+            known = value.op == "call_function" and isinstance(val, (int, torch.SymInt)) and all(
+                isinstance(i.meta.get("val"), torch.Tensor) or self.computed_inside(i) for i in value.all_input_nodes
+            )
+            self._computed[value] = known
+        return known
+
+    def static(self, values) -> tuple | None:
+        """Each value as a ``STATIC`` probe shows it, or None when one has no example value."""
+        out = []
+        for value in values:
+            text = self._static.get(value, False)
+            if text is False:
+                text = self._static[value] = self._static_text(value)
+            if text is None:
+                return None
+            out.append(text)
+        return tuple(out)
+
+    def _static_text(self, value: Node) -> str | None:
+        from ..export import shape_and_dtype
+
+        val = value.meta.get("val")
+        try:
+            if isinstance(val, torch.Tensor):
+                shown = self.shown_of.get(value) or ""
+                mark = shown[: shown.find('"shape"')] if '"shape"' in shown else ""
+                return mark + shape_and_dtype(static_tensor(val))
+            if isinstance(val, (int, torch.SymInt)):
+                return "#" + str(size_hint(val))
+        except NotBuildable:
+            return None
+        return None  # a symbolic float or bool, or no value
 
 
-def _is_default(argument, value) -> bool:
-    if not argument.has_default_value():
-        return False
-    default = argument.default_value
-    if value == default:
-        return True
-    # An int list default written as one int (``padding=0`` for ``[0, 0]``).
-    return isinstance(default, int) and isinstance(value, (list, tuple)) and all(v == default for v in value)
+def _is_number(size) -> bool:
+    return type(size) is int or (isinstance(size, torch.SymInt) and size.node.is_constant())
 
 
 class ConversionProbes:
@@ -146,12 +156,15 @@ class ConversionProbes:
         self.cache = cache if cache is not None else VerdictCache.for_installed()
         self.converter = converter_name()
         # The distinct signatures of the last ``verdicts`` call; then, over every call, the distinct
-        # signatures asked about, the probes run (signatures not cached) and the seconds spent,
-        # cache lookups included.
+        # signatures asked about, the probes run (signatures not cached), the conversions they
+        # took (side by side, ``batch.py``) and the seconds spent, cache lookups included.
         self.signatures = 0
         self.asked: set = set()
         self.probed = 0
+        self.conversions = 0
         self.seconds = 0.0
+        # The nodes the last ``verdicts`` call found refused, with their verdicts.
+        self.refused: dict[Node, Verdict] = {}
 
     def verdicts(
         self,
@@ -163,14 +176,13 @@ class ConversionProbes:
         described: Mapping[Node, str | None],
         names: Callable[[Node], str],
         signature: Mapping[str, Mapping[str, str]],
-        asked: set | None = None,
     ) -> dict[Verdict, list[Node]]:
         """A verdict for each node the support check accepts (``is_supported``) that can stand
-        alone as a program (with ``asked``, for those nodes only), as the nodes of each verdict.
-        ``nodes`` are all of ``program``'s, in graph order; ``templates``/``refs`` the exporter's
-        per-node argument templates and the nodes they reference, ``described`` each node's shape
-        and dtype as text (None: not a tensor), ``names`` an op's qualified name, ``signature`` the
-        program's graph signature as the bridge document has it.
+        alone as a program, as the nodes of each verdict. ``nodes`` are all of ``program``'s, in
+        graph order; ``templates``/``refs`` the exporter's per-node argument templates and the
+        nodes they reference, ``described`` each node's shape and dtype as text (None: not a
+        tensor), ``names`` an op's qualified name, ``signature`` the program's graph signature as
+        the bridge document has it.
 
         One pass in graph order finds the values a delegate holds as constants and groups the
         nodes by a tuple key (cheap to hash, and most of a large program shares a few dozen); a
@@ -182,12 +194,14 @@ class ConversionProbes:
         groups: dict[tuple, list[Node]] = {}
         # Each value as a signature shows it: its shape and dtype, after its mark if the delegate
         # holds it as a constant (a value read at run time is marked when a signature's text is
-        # made, ``_Probing.signature``).
+        # made, ``Probing.signature``).
         shown_of = dict(described)
         for value in constant:
             text = shown_of[value]
             if text is not None:
                 shown_of[value] = "c" + text
+        # Only a program with symbols has values a model's boundary cannot take.
+        sizes = _Sizes(program, shown_of) if program.range_constraints else None
         shown, group_of, getitem = shown_of.get, groups.get, operator.getitem
         for node, (args, kwargs), (args_refs, kwargs_refs) in zip(nodes, templates, refs):
             if node.op != "call_function":
@@ -206,9 +220,7 @@ class ConversionProbes:
                 held.add(node)
                 if described[node] is not None:
                     shown_of[node] = mark + described[node]
-                if asked is not None and node not in asked:
-                    continue
-            elif not (is_supported(node) if asked is None else node in asked):
+            elif not is_supported(node):
                 continue
             if described[node] is not None:  # a tensor
                 outputs: tuple = ()
@@ -217,13 +229,21 @@ class ConversionProbes:
             else:
                 continue
             inputs = tuple(map(shown, inputs_of))
-            if None in inputs:  # an input that is not a tensor: no program of this node alone
+            fed = ""
+            if sizes is not None and not sizes.boundary_takes(inputs_of, inputs):
+                fed, symbolic = SYMBOLIC, sizes.symbolic(inputs_of, inputs)
+                if symbolic is None:
+                    fed, symbolic = STATIC, sizes.static(inputs_of)
+                    if symbolic is None:  # a size without an example value
+                        continue
+                inputs = symbolic
+            elif None in inputs:  # an input that is not a tensor: no program of this node alone
                 continue
             try:
-                key = (target, args, kwargs, inputs, outputs)
+                key = (target, args, kwargs, inputs, outputs, fed)
                 group = group_of(key)
             except TypeError:  # a target that cannot be a key: by its name
-                key = (names(node), args, kwargs, inputs, outputs)
+                key = (names(node), args, kwargs, inputs, outputs, fed)
                 group = group_of(key)
             if group is None:
                 groups[key] = [node]
@@ -231,56 +251,37 @@ class ConversionProbes:
                 group.append(node)
 
         self.signatures = len(groups)
-        probing = _Probing(self, program, constant, names, groups)
+        probing = Probing(self, program, constant, names, groups)
         # By verdict, so that the exporter writes each verdict's text once, for its nodes at once.
         out: dict[Verdict, list[Node]] = {}
-        # A warm cache answers every group: looked up here, without a call per group.
-        texts, spec_key, cached = _SIGNATURE_TEXTS, self.spec_key, self.cache.verdicts()
-        asked_now = []
+        # A warm cache answers every group: looked up here, a dict lookup per group.
+        cached, verdict_of, unknown = self.cache.verdicts(), {}, []
         for key, group in groups.items():
-            signature = texts.get((spec_key, key))
-            verdict = None if signature is None else cached.get(signature)
+            signature = probing.signature(key, group[0])
+            verdict = cached.get(signature)
             if verdict is None:
-                verdict = probing.alone(key, group[0])
-                if verdict is None:
-                    continue
+                unknown.append((key, group[0]))
             else:
-                asked_now.append(signature)
+                verdict_of[key] = verdict
+                self.asked.add(signature)
+        verdict_of.update(probing.alone(unknown))
+        refused: list[tuple[Node, Verdict]] = []
+        for key, group in groups.items():
+            verdict = verdict_of.get(key)
+            if verdict is None:  # no probe could be built: trusted, as stock trusts it
+                continue
             if verdict.converts:
                 # A list of the verdict's own: ``group`` stays as ``probing`` reads it.
                 out.setdefault(verdict, []).extend(group)
-            else:
-                for node in group:
-                    out.setdefault(probing.beside(node, verdict), []).append(node)
-        self.asked.update(asked_now)
+            else:  # decided node by node, beside each one's neighbours
+                refused.extend((node, verdict) for node in group)
+        self.refused = {}
+        for node, verdict in probing.beside(refused).items():
+            out.setdefault(verdict, []).append(node)
+            if not verdict.converts:
+                self.refused[node] = verdict
         self.seconds += time.perf_counter() - start
         return out
-
-    def refused_ops(self, program, targets, is_supported: Callable[[Node], bool]) -> dict[object, Verdict]:
-        """Before decomposition (``ops_to_not_decompose``): of the ops ``targets`` the partitioner
-        would keep whole, those the converter refuses for some node of ``program``, each with the
-        first such verdict. Kept whole and then left on CPU, an op outside core ATen has no kernel
-        there (``Missing out variants``); decomposed, its parts are probed again when planning."""
-        from ..export import argument_templates, graph_signature, target_name, tensor_text
-
-        nodes = list(program.graph.nodes)
-        asked = {n for n in nodes if n.op == "call_function" and n.target in targets}
-        if not asked:
-            return {}
-        templates, refs = argument_templates(nodes)
-        shapes: dict = {}
-        described = {n: tensor_text(n, shapes) for n in nodes}
-        supported = _asked_support(is_supported, asked)
-        found = self.verdicts(
-            program, nodes, supported, templates, refs, described, target_name, graph_signature(program), asked
-        )
-        refused_nodes = {node: v for v, group in found.items() if not v.converts for node in group}
-        refused: dict[object, Verdict] = {}
-        for node in nodes:  # in graph order: an op's first refused node speaks for it
-            verdict = refused_nodes.get(node)
-            if verdict is not None:
-                refused.setdefault(node.target, verdict)
-        return refused
 
     def _constant_placeholders(self, program, signature: Mapping[str, Mapping[str, str]]) -> dict[Node, str]:
         """The placeholders of constant data a delegate takes in with the nodes that read them
@@ -293,121 +294,3 @@ class ConversionProbes:
         held.update(name for name, buffer in signature["inputs_to_buffers"].items() if buffer not in mutated)
         return {n: "c" for n in program.graph.find_nodes(op="placeholder") if n.name in held}
 
-# A signature's text by its compile specs and grouping key, for every call of this process (bounded).
-_SIGNATURE_TEXTS: dict[tuple, str] = {}
-_SIGNATURE_TEXTS_KEPT = 8192
-
-
-class _Probing:
-    """One ``verdicts`` call's probes: each group's signature alone, then, for a node refused
-    alone, the node beside its neighbours.
-
-    A node refused alone may be refused for what the probe made of it rather than for itself: an
-    input or output Core ML cannot take at a delegate's boundary (a ``uint8`` tensor between a
-    quantize and its dequantize: ``KeyError: torch.uint8``) lies inside a planned partition. So
-    a refused node is converted again with the supported ops it reads and the supported ops that
-    read it (one step either way, with their tuples and constants), and is refused only if that
-    fails too; the error kept is the one it gave alone, which names its own trouble. That probe's
-    signature is the node's with its neighbours', cached as any other."""
-
-    def __init__(self, probes: ConversionProbes, program, constant: dict[Node, str], names, groups: dict[tuple, list[Node]]):
-        self.probes, self.program, self.constant, self.names = probes, program, constant, names
-        self.groups = groups
-        self._key_of: dict[Node, tuple] | None = None
-
-    def signature(self, key: tuple, node: Node) -> str:
-        # Kept across calls: the text of the arguments takes longer than a small program's plan.
-        spec_key = self.probes.spec_key
-        text = _SIGNATURE_TEXTS.get((spec_key, key))
-        if text is None:
-            _, args, kwargs, inputs, outputs = key
-            shown = ",".join("r" + i if i.startswith('"') else i for i in inputs)  # "r": read at run time
-            text = f"{spec_key}|{self.names(node)}|{args}|{kwargs}|{shown}|{list(outputs)}"
-            if len(_SIGNATURE_TEXTS) >= _SIGNATURE_TEXTS_KEPT:
-                _SIGNATURE_TEXTS.clear()
-            _SIGNATURE_TEXTS[(spec_key, key)] = text
-        return text
-
-    def _cached_or(self, signature: str, probe: Callable[[], Verdict | None]) -> Verdict | None:
-        probes = self.probes
-        probes.asked.add(signature)
-        verdict = probes.cache.get(signature)
-        if verdict is None:
-            verdict = probe()
-            if verdict is None:
-                return None
-            probes.probed += 1
-            probes.cache.put(signature, verdict)
-        return verdict
-
-    def _held(self, node: Node) -> set:
-        """The node, its getitems, and the constant values it reads with what computes them."""
-        held = {node}
-        held.update(u for u in node.users if _is_getitem(u))
-        stack = [i for i in node.all_input_nodes if i in self.constant]
-        while stack:
-            value = stack.pop()
-            if value not in held:
-                held.add(value)
-                stack.extend(value.all_input_nodes)
-        return held
-
-    def _outcome(self, members: set, node: Node) -> str | None:
-        """The converter's error on the program of ``members`` (``""`` when it converts), or None
-        when no program can be built of them. ``node`` is the op probed: before decomposition it is
-        kept whole, as the partitioner asks."""
-        try:
-            program = self.program
-            probe = subprogram(program, [n for n in program.graph.nodes if n in members])
-            if probe.dialect != "EDGE":
-                probe = _in_edge_dialect(probe, node.target)
-        except NotBuildable:
-            return None
-        except Exception as e:  # a program this module cannot build says nothing about the converter
-            logger.warning("no conversion probe for %s: %s", node.name, error_line(e))
-            return None
-        return convert(probe, self.probes.compile_specs) or ""
-
-    def _verdict(self, node: Node, error: str | None) -> Verdict | None:
-        if error is None:
-            return None
-        p = self.probes
-        return Verdict(not error, PROBE, p.converter, readable_call(node, self.names(node)), error or None)
-
-    def alone(self, key: tuple, node: Node) -> Verdict | None:
-        return self._cached_or(
-            self.signature(key, node),
-            lambda: self._verdict(node, self._outcome(self._held(node), node)),
-        )
-
-    def _key(self, node: Node) -> tuple | None:
-        if self._key_of is None:
-            self._key_of = {n: key for key, group in self.groups.items() for n in group}
-        return self._key_of.get(node)
-
-    def beside(self, node: Node, refused: Verdict) -> Verdict:
-        """``refused`` (the node's verdict alone), unless the node converts beside its
-        neighbours."""
-        neighbours = []
-        for producer in node.all_input_nodes:
-            if _is_getitem(producer):
-                producer = producer.args[0]
-            if self._key(producer) is not None:
-                neighbours.append(producer)
-        readers = [u for u in node.users if not _is_getitem(u)]
-        readers += [r for g in node.users if _is_getitem(g) for r in g.users]
-        neighbours += [r for r in readers if self._key(r) is not None]
-        if not neighbours:
-            return refused
-        beside = sorted({self.signature(self._key(n), n) for n in neighbours})
-        signature = self.signature(self._key(node), node) + "|beside:" + "/".join(beside)
-
-        def probe() -> Verdict | None:
-            held = self._held(node)
-            for n in neighbours:
-                held |= self._held(n)
-            error = self._outcome(held, node)
-            return None if error is None else (refused if error else self._verdict(node, ""))
-
-        found = self._cached_or(signature, probe)
-        return refused if found is None else found
