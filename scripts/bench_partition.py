@@ -28,6 +28,13 @@ once with a cold cache (a fresh directory: every distinct signature probed, the 
 before decomposition included), once warm and once with probes off, and prints the distinct
 signatures, the probes run and the seconds they took.
 
+``--cold`` times, for Qwen3.5 at ``--layers``, what a first export meets: the whole
+``to_edge_transform_and_lower`` (take-over off, which both lower) with either partitioner, the
+drop-in's verdict cache empty at each run (a fresh directory), in turn (``--lowering-runs`` each),
+and inside it the seconds of ``partition()`` and of the partitioner's two calls together
+(``ops_to_not_decompose``, which executorch calls twice before decomposing and once after
+lowering, and ``partition()``): the drop-in probes and plans in the first.
+
 ``--small`` times small programs instead (``--runs`` of each, at least 31: they take a
 millisecond): the seed models of ``partition_planner.testing`` (one sliced and one whole buffer
 update), a linear layer with a residual add, and one Llama 3.2 layer, each with take-over on and
@@ -114,20 +121,6 @@ def edge_program(model, example):
     return exported, to_edge_transform_and_lower(copy.deepcopy(exported), partitioner=[_Untouched(compile_specs=specs())]).exported_program()
 
 
-def _timing(cls, times, label):
-    """``cls`` with ``partition()`` timed (after a garbage collection) into ``times[label]``."""
-
-    class Timed(cls):
-        def partition(self, exported_program):
-            gc.collect()
-            start = time.perf_counter()
-            result = super().partition(exported_program)
-            times[label].append(time.perf_counter() - start)
-            return result
-
-    return Timed
-
-
 def small(runs):
     """Each small program, each take-over setting: both partition()s called directly on fresh copies
     of the edge program, in turn, and called where a user's call lands, inside
@@ -154,14 +147,84 @@ def small(runs):
             for _ in range(count // 4):
                 for side, cls in (("stock", CoreMLPartitioner), ("planned", PlannedCoreMLPartitioner)):
                     kwargs = {"log_explanations": False} if side == "planned" else {}
-                    part = _timing(cls, inside, side)(compile_specs=specs(), take_over_mutable_buffer=take_over, **kwargs)
+                    seconds = {"partition": 0.0, "ops_to_not_decompose": 0.0}
+                    part = _timed_calls(cls, seconds)(compile_specs=specs(), take_over_mutable_buffer=take_over, **kwargs)
+                    gc.collect()
                     to_edge_transform_and_lower(copy.deepcopy(exported), partitioner=[part])
-            ls, lp = statistics.median(inside["stock"]), statistics.median(inside["planned"])
+                    inside[side].append(seconds)
+            med = lambda side, both: statistics.median(  # noqa: E731
+                r["partition"] + (r["ops_to_not_decompose"] if both else 0.0) for r in inside[side]
+            )
+            ls, lp, bs, bp = med("stock", False), med("planned", False), med("stock", True), med("planned", True)
             print(
                 f"| {label} | {len(program.graph.nodes)} | {'on' if take_over else 'off'} | {s * 1e3:.2f} ms | {p * 1e3:.2f} ms | {s / p:.2f}× "
-                f"| {ls * 1e3:.2f} ms | {lp * 1e3:.2f} ms | {ls / lp:.2f}× |",
+                f"| {ls * 1e3:.2f} ms | {lp * 1e3:.2f} ms | {ls / lp:.2f}× | {bs * 1e3:.2f} ms | {bp * 1e3:.2f} ms | {bs / bp:.2f}× |",
                 flush=True,
             )
+
+
+def _timed_calls(cls, seconds: dict):
+    """``cls`` with ``partition()`` and ``ops_to_not_decompose()`` timed into ``seconds``."""
+
+    class Timed(cls):
+        def partition(self, exported_program):
+            start = time.perf_counter()
+            try:
+                return super().partition(exported_program)
+            finally:
+                seconds["partition"] += time.perf_counter() - start
+
+        def ops_to_not_decompose(self, ep):
+            start = time.perf_counter()
+            try:
+                return super().ops_to_not_decompose(ep)
+            finally:
+                seconds["ops_to_not_decompose"] += time.perf_counter() - start
+
+    return Timed
+
+
+def cold(layers_list, runs):
+    """A first export with the drop-in against stock: the whole lowering, the drop-in's cache empty."""
+    import tempfile
+
+    print(f"executorch {metadata.version('executorch')}, torch {metadata.version('torch')}, coremltools {metadata.version('coremltools')}")
+    print("| Qwen3.5 | `partition()`: stock | drop-in | both calls: stock | drop-in | lowering: stock | drop-in | drop-in / stock |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for layers in layers_list:
+        model, example = llm(MODEL, n_layers=layers)
+        exported = torch.export.export(model.eval().requires_grad_(False), example, strict=False)
+        measured = {"stock": [], "planned": []}
+
+        def lower(side):
+            seconds = {"partition": 0.0, "ops_to_not_decompose": 0.0}
+            cls = _timed_calls(CoreMLPartitioner if side == "stock" else PlannedCoreMLPartitioner, seconds)
+            kwargs = {} if side == "stock" else {"log_explanations": False}
+            part = cls(compile_specs=specs(), take_over_mutable_buffer=False, **kwargs)
+            with tempfile.TemporaryDirectory() as cache:
+                os.environ["PARTITION_PLANNER_CACHE_DIR"] = cache
+                program = copy.deepcopy(exported)
+                gc.collect()
+                start = time.perf_counter()
+                to_edge_transform_and_lower(program, partitioner=[part])
+                seconds["lowering"] = time.perf_counter() - start
+                del os.environ["PARTITION_PLANNER_CACHE_DIR"]
+            measured[side].append(seconds)
+
+        for _ in range(max(1, runs)):
+            for side in ("stock", "planned"):
+                lower(side)
+        med = {
+            side: {k: statistics.median(r[k] for r in rows) for k in ("partition", "ops_to_not_decompose", "lowering")}
+            for side, rows in measured.items()
+        }
+        s, p = med["stock"], med["planned"]
+        both = lambda m: m["partition"] + m["ops_to_not_decompose"]  # noqa: E731
+        print(
+            f"| {layers} layers | {fmt(s['partition'])} | {fmt(p['partition'])} | {fmt(both(s))} | {fmt(both(p))} "
+            f"| {fmt(s['lowering'])} | {fmt(p['lowering'])} | {p['lowering'] / s['lowering']:.3f}× |",
+            flush=True,
+        )
 
 
 def _conversion_stats(part) -> dict:
@@ -226,12 +289,16 @@ def main():
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--small", action="store_true", help="small programs instead of Qwen3.5")
     parser.add_argument("--conversion", action="store_true", help="conversion probes: warm against off, and the cold cost per data/ LLM")
+    parser.add_argument("--cold", action="store_true", help="a first export: whole lowerings, the drop-in's cache empty, and the partitioner's calls inside")
     parser.add_argument("--stock-only", action="store_true", help="time stock partition() alone and print one JSON line (scripts/bench_cli.py's fx peer)")
     args = parser.parse_args()
     # The partitioners log every run; keep the table readable.
     logging.disable(logging.WARNING)
     if args.conversion:
         conversion([int(n) for n in args.layers.split(",")], args.planned_runs)
+        return
+    if args.cold:
+        cold([int(n) for n in args.layers.split(",")], args.lowering_runs)
         return
     if args.small:
         print(f"executorch {metadata.version('executorch')}, torch {metadata.version('torch')}, coremltools {metadata.version('coremltools')}")

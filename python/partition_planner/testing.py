@@ -147,7 +147,7 @@ def coreml_delegate_calls(pte) -> int:
 
 
 # Ops the Core ML support check accepts and coremltools 9.0 then refuses, one per class found in
-# executorch's backend operator suite (scripts/operator_suite.py, docs/conversion.md), each between
+# executorch's backend operator suite (scripts/backend_suite.py, docs/conversion.md), each between
 # ops that convert so that there is something to delegate on either side: (model, example inputs).
 class _Between(torch.nn.Module):
     """``relu`` before the refused op and ``x * 2 + 1`` after it (after its first output, for an op

@@ -25,7 +25,7 @@ from partition_planner import PlannedCoreMLPartitioner
 from partition_planner.conversion import ConversionProbes, VerdictCache
 from partition_planner.device import delegated_ops, lowered_modules, run_steps
 from partition_planner.export import export_graph_text
-from partition_planner.testing import backend_suite_cases, vision
+from partition_planner.testing import backend_suite_cases, suite_dynamic_shapes, vision
 
 
 class Lowered:
@@ -154,3 +154,27 @@ def test_probes_of_a_program_are_converted_side_by_side_and_each_refusal_costs_o
     # Alone: one conversion finds the first, one more the second, one more the rest. Then the two
     # beside their neighbours, side by side: one finds the first, one more the second.
     assert probes.conversions == 3 + 2, probes.conversions
+
+
+def test_a_view_sized_by_symbolic_scalars_is_probed_with_them_computed_inside(tmp_path):
+    """A reshape of a value of inner dynamic sizes takes its sizes as scalars (``sym_size`` of the
+    value, arithmetic on them), which no probe may take as inputs: they are computed inside the
+    probe from the tensor they measure, and the reshape is judged as in context."""
+
+    class Pooled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+
+        def forward(self, x):
+            y = torch.relu(self.conv(x))
+            return y.reshape(y.shape[1], y.shape[2] * y.shape[3]).mean(-1)
+
+    model, inputs = Pooled().eval(), (torch.randn(1, 3, 64, 64),)
+    exported = torch.export.export(model, inputs, dynamic_shapes=suite_dynamic_shapes(), strict=True)
+    stock = Lowered(CoreMLPartitioner, exported, model, inputs)
+    planned = Lowered(PlannedCoreMLPartitioner, exported, model, inputs)
+    assert planned.delegates == stock.delegates == 1
+    assert planned.ops == stock.ops
+    assert not planned.said("CONVERTIBLE", "BOUNDARY_VALUES")
+    assert planned.error < 1e-4

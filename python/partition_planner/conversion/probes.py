@@ -104,15 +104,23 @@ class _Sizes:
         return tuple(out)
 
     def computed_inside(self, value: Node) -> bool:
-        """Whether a symbolic scalar is computed from tensors alone, through ops on sizes."""
-        known = self._computed.get(value)
-        if known is None:
-            val = value.meta.get("val")
-            known = value.op == "call_function" and isinstance(val, (int, torch.SymInt)) and all(
-                isinstance(i.meta.get("val"), torch.Tensor) or self.computed_inside(i) for i in value.all_input_nodes
-            )
-            self._computed[value] = known
-        return known
+        """Whether a symbolic scalar is computed from tensors alone, through ops on sizes (walked
+        back iteratively, each scalar decided once)."""
+        known, stack = self._computed, [value]
+        while stack:
+            node = stack[-1]
+            if node in known:
+                stack.pop()
+                continue
+            is_size = node.op == "call_function" and isinstance(node.meta.get("val"), (int, torch.SymInt))
+            scalars = [i for i in node.all_input_nodes if not isinstance(i.meta.get("val"), torch.Tensor)]
+            pending = [i for i in scalars if i not in known]
+            if is_size and pending:
+                stack.extend(pending)
+                continue
+            known[node] = is_size and all(known[i] for i in scalars)
+            stack.pop()
+        return known[value]
 
     def static(self, values) -> tuple | None:
         """Each value as a ``STATIC`` probe shows it, or None when one has no example value."""
